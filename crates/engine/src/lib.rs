@@ -1,0 +1,1 @@
+//! Canopy's traversal engine. See the crate README for the design.
