@@ -1,1 +1,54 @@
-//! Canopy's traversal engine. See the crate README for the design.
+//! Canopy's traversal engine: one parallel tree walk under every tool.
+//!
+//! * **Scheduling** ([`sched`]): N workers, each with its own LIFO queue; an idle worker steals from a
+//!   random victim, taking half of its queue ([`SplitMode::Equal`], the seed's DEQS) or a random share
+//!   ([`SplitMode::Random`], DRQS); idle workers park; termination is exact. The worker count adapts to
+//!   the latency the walk observes ([`ThreadPolicy`]).
+//! * **Directory I/O** ([`sys`]): directories are opened relative to their parent's fd (`openat`,
+//!   `O_NOFOLLOW`), read with `getdents64` into a 64 KiB buffer, and entries are stat'ed with `statx`
+//!   relative to the directory fd only when a tool asks. Depth is unlimited (paths past `PATH_MAX` are
+//!   fine); open fds stay within a budget derived from `RLIMIT_NOFILE`.
+//! * **Big directories** are handed out in chunks while they are being read, so their entries are
+//!   visited (and stat'ed) by several workers at once.
+//! * **Tools** implement [`Visitor`]: per-entry logic with per-thread state merged after the walk, a
+//!   post-order hook per directory, and follow-up jobs on the same pool.
+//!
+//! ```no_run
+//! use canopy_engine::{walk, Action, Cx, Entry, Visitor, WalkOptions};
+//!
+//! struct CountFiles;
+//! impl Visitor for CountFiles {
+//!     type State = u64;
+//!     type DirData = ();
+//!     type Job = ();
+//!     fn new_state(&self) -> u64 { 0 }
+//!     fn visit(&self, _: &mut Cx<'_, Self>, n: &mut u64, e: &Entry<'_, ()>) -> Action {
+//!         *n += 1;
+//!         Action::Continue
+//!     }
+//! }
+//! let outcome = walk(&[b"/usr".to_vec()], &WalkOptions::default(), &CountFiles);
+//! let total: u64 = outcome.states.iter().sum();
+//! ```
+
+mod chunk;
+mod entry;
+mod error;
+mod meta;
+mod node;
+mod options;
+pub mod output;
+pub mod sched;
+pub mod sys;
+mod visitor;
+mod walk;
+
+pub use entry::Entry;
+pub use error::{ErrorKind, Op, WalkError, errno_message};
+pub use meta::{FileKind, Metadata, Timestamp};
+pub use node::{DirFd, DirNode, join_path};
+pub use options::{Follow, ProgressFn, WalkOptions, WalkProgress};
+pub use rustix::io::Errno;
+pub use sched::{SplitMode, ThreadPolicy};
+pub use visitor::{Action, Visitor};
+pub use walk::{Cx, WalkOutcome, WalkStats, walk};

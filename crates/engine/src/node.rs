@@ -1,0 +1,272 @@
+//! Directory nodes: one per directory being walked, alive while anything below it is pending.
+
+use crate::meta::Metadata;
+use crate::sys::{CachedFd, open_dir_at, open_path};
+use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
+use rustix::io::Errno;
+use std::ffi::{CStr, CString};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// A directory in the walk.
+///
+/// The node caches its open fd (within the fd budget) while its children still need it: they are
+/// opened with `openat` relative to it and chunks of its entries are stat'ed relative to it. When the
+/// budget is spent the fd is not cached and users reopen the directory through the nearest cached
+/// ancestor, checking that each reopened directory is still the one first seen.
+///
+/// `pending` counts the units of work below the node — its own read, child directories not yet
+/// finished, chunks and jobs — and reaching zero fires the visitor's post-order `leave_dir`.
+pub struct DirNode<D> {
+    parent: Option<Arc<DirNode<D>>>,
+    path: Box<[u8]>,
+    name: CString,
+    depth: u32,
+    follow: bool,
+    meta: Option<Metadata>,
+    root_dev: Option<u64>,
+    fd: Mutex<Option<Arc<CachedFd>>>,
+    /// Set once the directory has been opened for reading; later opens are reopens and are checked.
+    opened: AtomicBool,
+    pending: AtomicUsize,
+    /// Per-directory data owned by the tool (e.g. du's running totals).
+    pub data: D,
+}
+
+/// An open directory fd: shared from a node's cache, or opened just for this use.
+pub enum DirFd {
+    Cached(Arc<CachedFd>),
+    Temporary(OwnedFd),
+}
+
+impl AsFd for DirFd {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        match self {
+            DirFd::Cached(fd) => fd.as_fd(),
+            DirFd::Temporary(fd) => fd.as_fd(),
+        }
+    }
+}
+
+impl<D: Default> DirNode<D> {
+    /// A starting point of the walk, opened by `path` (which may exceed `PATH_MAX`).
+    pub fn root(path: &[u8], follow: bool, meta: Option<Metadata>) -> Arc<Self> {
+        Arc::new(DirNode {
+            parent: None,
+            path: path.into(),
+            name: CString::new(path).unwrap_or_default(),
+            depth: 0,
+            follow,
+            root_dev: meta.map(|m| m.dev),
+            meta,
+            fd: Mutex::new(None),
+            opened: AtomicBool::new(false),
+            pending: AtomicUsize::new(1),
+            data: D::default(),
+        })
+    }
+
+    /// A subdirectory `name` of `parent`; counts as pending work of the parent until it finishes.
+    pub fn child(
+        parent: &Arc<Self>,
+        name: &CStr,
+        follow: bool,
+        meta: Option<Metadata>,
+    ) -> Arc<Self> {
+        parent.add_pending(1);
+        Arc::new(DirNode {
+            parent: Some(Arc::clone(parent)),
+            path: join_path(&parent.path, name.to_bytes()).into(),
+            name: name.to_owned(),
+            depth: parent.depth + 1,
+            follow,
+            meta,
+            root_dev: parent.root_dev,
+            fd: Mutex::new(None),
+            opened: AtomicBool::new(false),
+            pending: AtomicUsize::new(1),
+            data: D::default(),
+        })
+    }
+}
+
+impl<D> DirNode<D> {
+    /// The full path, as find prints it.
+    pub fn path(&self) -> &[u8] {
+        &self.path
+    }
+
+    /// The name within the parent (for a root: the path as given).
+    pub fn name(&self) -> &CStr {
+        &self.name
+    }
+
+    pub fn depth(&self) -> u32 {
+        self.depth
+    }
+
+    pub fn parent(&self) -> Option<&Arc<DirNode<D>>> {
+        self.parent.as_ref()
+    }
+
+    pub fn is_root(&self) -> bool {
+        self.parent.is_none()
+    }
+
+    /// Whether the directory was reached by following a symlink or is opened following one.
+    pub fn follows(&self) -> bool {
+        self.follow
+    }
+
+    /// The directory's own metadata, when it was read while visiting it.
+    pub fn metadata(&self) -> Option<&Metadata> {
+        self.meta.as_ref()
+    }
+
+    /// The device of the walk root this directory belongs to (for `-xdev`).
+    pub fn root_dev(&self) -> Option<u64> {
+        self.root_dev
+    }
+
+    /// Iterates from this node up to its root.
+    pub fn ancestors(&self) -> impl Iterator<Item = &DirNode<D>> {
+        std::iter::successors(Some(self), |n| n.parent.as_deref())
+    }
+
+    pub(crate) fn add_pending(&self, n: usize) {
+        self.pending.fetch_add(n, Ordering::SeqCst);
+    }
+
+    /// Finishes one unit of pending work; true when it was the last.
+    pub(crate) fn release(&self) -> bool {
+        self.pending.fetch_sub(1, Ordering::SeqCst) == 1
+    }
+
+    /// Opens the directory and caches the fd for children and chunks when the budget allows.
+    pub(crate) fn open_and_cache(&self) -> Result<DirFd, Errno> {
+        let fd = self.open()?;
+        self.opened.store(true, Ordering::SeqCst);
+        let DirFd::Temporary(owned) = fd else {
+            return Ok(fd);
+        };
+        match CachedFd::try_new(owned) {
+            Ok(cached) => {
+                let cached = Arc::new(cached);
+                *self.lock_fd() = Some(Arc::clone(&cached));
+                Ok(DirFd::Cached(cached))
+            }
+            Err(owned) => Ok(DirFd::Temporary(owned)),
+        }
+    }
+
+    pub(crate) fn drop_cached_fd(&self) {
+        self.lock_fd().take();
+    }
+
+    /// An fd for this directory: the cached one, or reopened through the nearest ancestor that has one
+    /// (or the root's path), every step with `O_NOFOLLOW` unless the walk follows links.
+    pub fn open(&self) -> Result<DirFd, Errno> {
+        if let Some(fd) = self.cached_fd() {
+            return Ok(DirFd::Cached(fd));
+        }
+        let mut chain = vec![self];
+        let mut base = None;
+        let mut cursor = self;
+        while let Some(parent) = cursor.parent.as_deref() {
+            if let Some(fd) = parent.cached_fd() {
+                base = Some(DirFd::Cached(fd));
+                break;
+            }
+            chain.push(parent);
+            cursor = parent;
+        }
+        let mut fd = match base {
+            Some(fd) => fd,
+            None => {
+                let root = chain.pop().expect("chain holds at least this node");
+                let fd = open_path(&root.path, root.follow)?;
+                root.check_identity(&fd)?;
+                DirFd::Temporary(fd)
+            }
+        };
+        while let Some(node) = chain.pop() {
+            let next = open_dir_at(&fd, &node.name, node.follow)?;
+            node.check_identity(&next)?;
+            fd = DirFd::Temporary(next);
+        }
+        Ok(fd)
+    }
+
+    fn cached_fd(&self) -> Option<Arc<CachedFd>> {
+        self.lock_fd().clone()
+    }
+
+    fn lock_fd(&self) -> std::sync::MutexGuard<'_, Option<Arc<CachedFd>>> {
+        self.fd.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A directory reopened by name must still be the one the walk saw: if it was replaced (renamed
+    /// over, swapped), report it as gone rather than walk into something else. The first open needs no
+    /// check: `O_NOFOLLOW` already refuses a swapped-in symlink.
+    fn check_identity(&self, fd: &OwnedFd) -> Result<(), Errno> {
+        if !self.opened.load(Ordering::SeqCst) {
+            return Ok(());
+        }
+        let Some(meta) = self.meta else { return Ok(()) };
+        let now = rustix::fs::fstat(fd)?;
+        if now.st_ino == meta.ino && now.st_dev == meta.dev {
+            Ok(())
+        } else {
+            Err(Errno::STALE)
+        }
+    }
+}
+
+/// Joins a directory path and a name as find does: no extra `/` after a path that ends in one.
+pub fn join_path(dir: &[u8], name: &[u8]) -> Vec<u8> {
+    let mut path = Vec::with_capacity(dir.len() + 1 + name.len());
+    path.extend_from_slice(dir);
+    if !dir.ends_with(b"/") {
+        path.push(b'/');
+    }
+    path.extend_from_slice(name);
+    path
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn join_like_find() {
+        assert_eq!(join_path(b"a", b"b"), b"a/b");
+        assert_eq!(join_path(b"a/", b"b"), b"a/b");
+        assert_eq!(join_path(b"/", b"b"), b"/b");
+        assert_eq!(join_path(b"a//", b"b"), b"a//b");
+    }
+
+    #[test]
+    fn reopens_through_ancestors_when_not_cached() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(tmp.path().join("a/b/c")).unwrap();
+        std::fs::write(tmp.path().join("a/b/c/f"), b"x").unwrap();
+        let root_path = tmp.path().as_os_str().as_encoded_bytes();
+        let root = DirNode::<()>::root(root_path, false, None);
+        let a = DirNode::child(&root, c"a", false, None);
+        let b = DirNode::child(&a, c"b", false, None);
+        let c = DirNode::child(&b, c"c", false, None);
+        let fd = c.open().unwrap();
+        assert!(crate::sys::stat_at(&fd, c"f", false).is_ok());
+        assert_eq!(c.path(), [root_path, b"/a/b/c"].concat());
+    }
+
+    #[test]
+    fn refuses_a_directory_swapped_for_a_symlink() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::create_dir(tmp.path().join("outside")).unwrap();
+        std::os::unix::fs::symlink(tmp.path().join("outside"), tmp.path().join("link")).unwrap();
+        let root = DirNode::<()>::root(tmp.path().as_os_str().as_encoded_bytes(), false, None);
+        let link = DirNode::child(&root, c"link", false, None);
+        assert!(matches!(link.open(), Err(Errno::LOOP | Errno::NOTDIR)));
+    }
+}

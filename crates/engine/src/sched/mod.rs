@@ -1,0 +1,11 @@
+//! Work scheduling: per-worker LIFO queues, random-victim stealing with equal or random splits (the
+//! seed's DEQS/DRQS choice), parking of idle workers, exact termination, and thread-count adaptation.
+//! The scheduler is generic over the task type so the distributed transport can reuse it per rank.
+
+mod adapt;
+mod queue;
+mod scheduler;
+
+pub use adapt::{ADAPTIVE_MAX_THREADS, SAMPLE_INTERVAL, ThreadPolicy, UtilizationSampler, cores};
+pub use queue::{SplitMode, WorkQueue};
+pub use scheduler::{Scheduler, StealStats};

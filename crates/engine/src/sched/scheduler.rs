@@ -1,0 +1,358 @@
+use super::queue::{SplitMode, WorkQueue};
+use crossbeam_utils::CachePadded;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// Per-worker stealing counters: the seed's "work requests sent / fruitful" and idle time.
+#[derive(Default)]
+pub struct StealStats {
+    pub requests: AtomicU64,
+    pub fruitful: AtomicU64,
+    pub items_stolen: AtomicU64,
+    pub idle_ns: AtomicU64,
+}
+
+/// A pool of work queues shared by the workers of one process (or one MPI rank).
+///
+/// Termination is exact: `pending` counts tasks created and not yet finished. A task can only create
+/// tasks while it runs, i.e. while its own count is held, so `pending` reaching zero means no task
+/// exists and none can appear — the walk is complete. Idle workers park on a condvar; a push wakes one
+/// when any are parked. The sleeper increments `idle` and then checks the queue lengths, the pusher
+/// stores the length and then checks `idle`, all sequentially consistent, so a wake-up cannot be lost.
+pub struct Scheduler<T> {
+    /// One queue per possible worker, plus the injector (last) for work arriving from outside.
+    queues: Box<[CachePadded<WorkQueue<T>>]>,
+    stats: Box<[CachePadded<StealStats>]>,
+    started: AtomicUsize,
+    pending: AtomicUsize,
+    idle: AtomicUsize,
+    stopped: AtomicBool,
+    /// While held, an empty pool is not the end: more work may arrive from other ranks.
+    held: AtomicBool,
+    sleep: Mutex<()>,
+    work_ready: Condvar,
+    state_changed: Condvar,
+    split: SplitMode,
+}
+
+impl<T: Send> Scheduler<T> {
+    pub fn new(max_workers: usize, split: SplitMode) -> Self {
+        let max_workers = max_workers.max(1);
+        Scheduler {
+            queues: (0..=max_workers)
+                .map(|_| CachePadded::new(WorkQueue::default()))
+                .collect(),
+            stats: (0..max_workers)
+                .map(|_| CachePadded::new(StealStats::default()))
+                .collect(),
+            started: AtomicUsize::new(0),
+            pending: AtomicUsize::new(0),
+            idle: AtomicUsize::new(0),
+            stopped: AtomicBool::new(false),
+            held: AtomicBool::new(false),
+            sleep: Mutex::new(()),
+            work_ready: Condvar::new(),
+            state_changed: Condvar::new(),
+            split,
+        }
+    }
+
+    pub fn max_workers(&self) -> usize {
+        self.stats.len()
+    }
+
+    /// Claims the next worker slot; `None` when all are taken.
+    pub fn add_worker(&self) -> Option<usize> {
+        let mut n = self.started.load(Ordering::SeqCst);
+        loop {
+            if n >= self.max_workers() {
+                return None;
+            }
+            match self
+                .started
+                .compare_exchange(n, n + 1, Ordering::SeqCst, Ordering::SeqCst)
+            {
+                Ok(_) => return Some(n),
+                Err(now) => n = now,
+            }
+        }
+    }
+
+    pub fn workers(&self) -> usize {
+        self.started.load(Ordering::SeqCst)
+    }
+
+    pub fn idle_workers(&self) -> usize {
+        self.idle.load(Ordering::SeqCst)
+    }
+
+    /// Tasks created and not yet finished (queued or running).
+    pub fn pending(&self) -> usize {
+        self.pending.load(Ordering::SeqCst)
+    }
+
+    /// Tasks waiting in queues (not running).
+    pub fn queued(&self) -> usize {
+        self.queues.iter().map(|q| q.len()).sum()
+    }
+
+    pub fn stats(&self, worker: usize) -> &StealStats {
+        &self.stats[worker]
+    }
+
+    /// Keeps the pool alive when it runs empty (distributed mode); releasing a drained pool stops it.
+    pub fn set_held(&self, held: bool) {
+        self.held.store(held, Ordering::SeqCst);
+        if !held && self.pending() == 0 {
+            self.stop();
+        }
+    }
+
+    /// Queues a task on `worker`'s own queue.
+    pub fn push(&self, worker: usize, task: T) {
+        self.pending.fetch_add(1, Ordering::SeqCst);
+        self.queues[worker].push(task);
+        self.wake_one();
+    }
+
+    /// Queues tasks from outside the pool (roots, work received from another rank).
+    pub fn inject(&self, tasks: Vec<T>) {
+        if tasks.is_empty() {
+            return;
+        }
+        self.pending.fetch_add(tasks.len(), Ordering::SeqCst);
+        self.injector().push_all(tasks);
+        self.wake_all();
+    }
+
+    /// Takes queued tasks for another rank, split like a local steal. Their pending counts go with them.
+    pub fn steal_for_remote(&self, rng: &mut fastrand::Rng) -> Vec<T> {
+        let n = self.workers();
+        let start = rng.usize(0..=n);
+        for k in 0..=n {
+            let victim = self.slot((start + k) % (n + 1), n);
+            let stolen = self.queues[victim].steal(self.split, rng);
+            if !stolen.is_empty() {
+                self.pending.fetch_sub(stolen.len(), Ordering::SeqCst);
+                return stolen;
+            }
+        }
+        Vec::new()
+    }
+
+    /// Marks one task finished. The last one stops the pool, or, when held, wakes whoever waits in
+    /// [`Scheduler::wait_stopped`] (the distributed transport goes looking for remote work then).
+    pub fn task_done(&self) {
+        if self.pending.fetch_sub(1, Ordering::SeqCst) != 1 {
+            return;
+        }
+        if self.held.load(Ordering::SeqCst) {
+            let _guard = self.lock_sleep();
+            self.state_changed.notify_all();
+        } else {
+            self.stop();
+        }
+    }
+
+    /// The next task for `worker`: its own newest, else a split of a random victim's queue, else it
+    /// parks until work appears. `None` once the pool has stopped.
+    pub fn next(&self, worker: usize, rng: &mut fastrand::Rng) -> Option<T> {
+        loop {
+            if self.is_stopped() {
+                return None;
+            }
+            if let Some(task) = self.queues[worker].pop() {
+                return Some(task);
+            }
+            if let Some(task) = self.steal_into(worker, rng) {
+                return Some(task);
+            }
+            if !self.park(worker) {
+                return None;
+            }
+        }
+    }
+
+    pub fn stop(&self) {
+        self.stopped.store(true, Ordering::SeqCst);
+        let _guard = self.lock_sleep();
+        self.work_ready.notify_all();
+        self.state_changed.notify_all();
+    }
+
+    pub fn is_stopped(&self) -> bool {
+        self.stopped.load(Ordering::SeqCst)
+    }
+
+    /// Sleeps up to `timeout`, until the pool stops or (when held) until it runs empty; returns whether
+    /// it has stopped.
+    pub fn wait_stopped(&self, timeout: Duration) -> bool {
+        let guard = self.lock_sleep();
+        if self.is_stopped() {
+            return true;
+        }
+        let _unused = self.state_changed.wait_timeout(guard, timeout);
+        self.is_stopped()
+    }
+
+    fn injector(&self) -> &WorkQueue<T> {
+        &self.queues[self.max_workers()]
+    }
+
+    /// Maps a candidate index in `0..=workers` to a queue slot: the last candidate is the injector.
+    fn slot(&self, candidate: usize, workers: usize) -> usize {
+        if candidate == workers {
+            self.max_workers()
+        } else {
+            candidate
+        }
+    }
+
+    fn steal_into(&self, worker: usize, rng: &mut fastrand::Rng) -> Option<T> {
+        let n = self.workers();
+        let start = rng.usize(0..=n);
+        let stats = &self.stats[worker];
+        for k in 0..=n {
+            let victim = self.slot((start + k) % (n + 1), n);
+            if victim == worker || self.queues[victim].is_empty() {
+                continue;
+            }
+            stats.requests.fetch_add(1, Ordering::Relaxed);
+            let mut stolen = self.queues[victim].steal(self.split, rng);
+            let Some(task) = stolen.pop() else { continue };
+            stats.fruitful.fetch_add(1, Ordering::Relaxed);
+            stats
+                .items_stolen
+                .fetch_add(stolen.len() as u64 + 1, Ordering::Relaxed);
+            if !stolen.is_empty() {
+                self.queues[worker].push_all(stolen);
+                self.wake_one();
+            }
+            return Some(task);
+        }
+        None
+    }
+
+    /// Parks until work may be available (true) or the pool stopped (false).
+    fn park(&self, worker: usize) -> bool {
+        let since = Instant::now();
+        let mut guard = self.lock_sleep();
+        self.idle.fetch_add(1, Ordering::SeqCst);
+        let result = loop {
+            if self.is_stopped() {
+                break false;
+            }
+            if self.queues.iter().any(|q| !q.is_empty()) {
+                break true;
+            }
+            guard = self
+                .work_ready
+                .wait(guard)
+                .unwrap_or_else(|e| e.into_inner());
+        };
+        self.idle.fetch_sub(1, Ordering::SeqCst);
+        let waited = since.elapsed().as_nanos() as u64;
+        self.stats[worker]
+            .idle_ns
+            .fetch_add(waited, Ordering::Relaxed);
+        result
+    }
+
+    fn wake_one(&self) {
+        if self.idle.load(Ordering::SeqCst) > 0 {
+            let _guard = self.lock_sleep();
+            self.work_ready.notify_one();
+        }
+    }
+
+    fn wake_all(&self) {
+        let _guard = self.lock_sleep();
+        self.work_ready.notify_all();
+    }
+
+    fn lock_sleep(&self) -> MutexGuard<'_, ()> {
+        self.sleep.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicU64;
+
+    /// A synthetic tree: task `n` spawns children until the depth budget runs out. Every task must run
+    /// exactly once and the pool must stop by itself.
+    #[test]
+    fn every_task_runs_once_for_any_thread_count_and_split() {
+        for split in [SplitMode::Equal, SplitMode::Random] {
+            for threads in [1, 2, 3, 8, 33, 64] {
+                let sched = Scheduler::<(u32, u32)>::new(threads, split);
+                let ran = AtomicU64::new(0);
+                let sum = AtomicU64::new(0);
+                sched.inject(vec![(0, 0)]);
+                std::thread::scope(|s| {
+                    for _ in 0..threads {
+                        let w = sched.add_worker().unwrap();
+                        let (sched, ran, sum) = (&sched, &ran, &sum);
+                        s.spawn(move || {
+                            let mut rng = fastrand::Rng::with_seed(w as u64);
+                            while let Some((id, depth)) = sched.next(w, &mut rng) {
+                                ran.fetch_add(1, Ordering::Relaxed);
+                                sum.fetch_add(u64::from(id), Ordering::Relaxed);
+                                if depth < 6 {
+                                    for c in 0..(1 + id % 4) {
+                                        sched.push(w, (id * 4 + c + 1, depth + 1));
+                                    }
+                                }
+                                sched.task_done();
+                            }
+                        });
+                    }
+                });
+                let (expected_count, expected_sum) = reference_tree();
+                assert_eq!(
+                    ran.load(Ordering::Relaxed),
+                    expected_count,
+                    "{split:?} {threads}"
+                );
+                assert_eq!(
+                    sum.load(Ordering::Relaxed),
+                    expected_sum,
+                    "{split:?} {threads}"
+                );
+                assert_eq!(sched.pending(), 0);
+            }
+        }
+    }
+
+    fn reference_tree() -> (u64, u64) {
+        let mut stack = vec![(0u32, 0u32)];
+        let (mut count, mut sum) = (0, 0);
+        while let Some((id, depth)) = stack.pop() {
+            count += 1;
+            sum += u64::from(id);
+            if depth < 6 {
+                for c in 0..(1 + id % 4) {
+                    stack.push((id * 4 + c + 1, depth + 1));
+                }
+            }
+        }
+        (count, sum)
+    }
+
+    #[test]
+    fn held_pool_survives_running_empty() {
+        let sched = Scheduler::<u32>::new(2, SplitMode::Equal);
+        sched.set_held(true);
+        sched.inject(vec![1]);
+        let w = sched.add_worker().unwrap();
+        let mut rng = fastrand::Rng::with_seed(1);
+        assert_eq!(sched.next(w, &mut rng), Some(1));
+        sched.task_done();
+        assert!(!sched.is_stopped());
+        sched.set_held(false);
+        assert!(sched.is_stopped());
+        assert_eq!(sched.next(w, &mut rng), None);
+    }
+}

@@ -1,0 +1,13 @@
+//! Thin, safe wrappers over the system calls the engine is built on: directories are opened relative to
+//! their parent's fd (`openat`), read with `getdents64`, and entries are stat'ed with `statx` relative to
+//! the directory fd — so depth is unlimited and no call ever needs a full path.
+
+mod fdbudget;
+mod fstype;
+mod open;
+mod stat;
+
+pub use fdbudget::{CachedFd, fd_budget, open_cached_fds};
+pub use fstype::{FsClass, classify_fs};
+pub use open::{PATH_MAX, open_dir_at, open_path, split_parent};
+pub use stat::{stat_at, stat_path};

@@ -1,0 +1,58 @@
+//! The seam between the engine and the tools: a tool is a [`Visitor`] whose per-thread state is merged
+//! by the tool when the walk ends (a reduction), so counting, summing and output need no locks on the
+//! hot path.
+
+use crate::entry::Entry;
+use crate::error::WalkError;
+use crate::node::DirNode;
+use crate::walk::Cx;
+use std::sync::Arc;
+
+/// What to do after visiting an entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    /// Descend into it if it is a directory.
+    Continue,
+    /// Do not descend (find's `-prune`, `-maxdepth`).
+    Prune,
+}
+
+/// Per-entry logic of a tool. Called concurrently from every worker thread, each with its own
+/// `State`; the states come back from the walk for the tool to merge.
+pub trait Visitor: Sync + Sized {
+    /// Per-thread state (counters, output buffers, partial reductions).
+    type State: Send;
+    /// Per-directory data kept in each [`DirNode`] while its subtree is walked (e.g. running sizes).
+    type DirData: Default + Send + Sync;
+    /// Follow-up work a visitor schedules on the same pool (a file's chunks to copy, content to grep).
+    type Job: Send;
+
+    fn new_state(&self) -> Self::State;
+
+    /// Called once per entry, roots included, in no particular order across threads; a directory is
+    /// always visited before anything inside it.
+    fn visit(
+        &self,
+        cx: &mut Cx<'_, Self>,
+        state: &mut Self::State,
+        entry: &Entry<'_, Self::DirData>,
+    ) -> Action;
+
+    /// Called once per directory after everything below it (entries, subdirectories, jobs attached to
+    /// it) has finished: the post-order hook for sizes, removal, and directory times.
+    fn leave_dir(
+        &self,
+        _cx: &mut Cx<'_, Self>,
+        _state: &mut Self::State,
+        _dir: &Arc<DirNode<Self::DirData>>,
+    ) {
+    }
+
+    /// Runs a job scheduled with [`Cx::spawn`] or [`Cx::spawn_in`].
+    fn run_job(&self, _cx: &mut Cx<'_, Self>, _state: &mut Self::State, _job: Self::Job) {}
+
+    /// Reports a failure; the engine has already counted it toward the exit status.
+    fn error(&self, error: &WalkError) {
+        eprintln!("canopy: {error}");
+    }
+}
