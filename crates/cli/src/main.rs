@@ -1,10 +1,21 @@
+//! `canopy`: one parallel engine under find, du, walk, cp, sync, rm and grep.
+
+mod commands;
+
 use clap::Parser;
+use std::process::ExitCode;
 
-/// Canopy: walk, search, measure, copy, sync and remove huge file trees in parallel.
-#[derive(Parser)]
-#[command(name = "canopy", version)]
-struct Cli {}
+fn main() -> ExitCode {
+    restore_sigpipe();
+    let cli = commands::Cli::parse();
+    cli.command.run()
+}
 
-fn main() {
-    Cli::parse();
+/// Rust ignores SIGPIPE, turning `canopy find | head` into write errors; like find and du, die
+/// quietly instead when the reader goes away.
+fn restore_sigpipe() {
+    // SAFETY: setting a signal disposition to the default at startup, before any threads exist.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
 }

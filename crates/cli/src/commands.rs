@@ -1,0 +1,40 @@
+//! The subcommands: each is a thin wrapper over a tool module in `canopy-tools`.
+
+use clap::{CommandFactory, Parser, Subcommand};
+use std::process::ExitCode;
+
+/// Walk, search, measure, copy, sync and remove huge file trees in parallel.
+#[derive(Parser)]
+#[command(
+    name = "canopy",
+    version,
+    propagate_version = true,
+    max_term_width = 100
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Print shell completions (bash, zsh, fish, elvish, powershell) to stdout.
+    #[command(after_help = "Example:\n  canopy completions bash > /etc/bash_completion.d/canopy")]
+    Completions { shell: clap_complete::Shell },
+}
+
+impl Command {
+    pub fn run(self) -> ExitCode {
+        match self {
+            Command::Completions { shell } => {
+                clap_complete::generate(
+                    shell,
+                    &mut Cli::command(),
+                    "canopy",
+                    &mut std::io::stdout(),
+                );
+                ExitCode::SUCCESS
+            }
+        }
+    }
+}

@@ -1,0 +1,11 @@
+//! What every tool shares: walk flags, progress display, exit codes, byte-safe paths.
+
+mod exit;
+mod paths;
+mod progress;
+mod walk_args;
+
+pub use exit::Exit;
+pub use paths::{os_to_bytes, print_error};
+pub use progress::terminal_progress;
+pub use walk_args::WalkArgs;
