@@ -38,8 +38,10 @@ pub trait Visitor: Sync + Sized {
         entry: &Entry<'_, Self::DirData>,
     ) -> Action;
 
-    /// Called once per directory after everything below it (entries, subdirectories, jobs attached to
-    /// it) has finished: the post-order hook for sizes, removal, and directory times.
+    /// Called once for every directory whose visit returned [`Action::Continue`], after everything
+    /// below it (entries, subdirectories, jobs attached to it) has finished — also when the engine did
+    /// not enter it (depth limit, another file system, a symlink loop) or could not read it: the
+    /// post-order hook for sizes, removal, directory times and find's `-depth`.
     fn leave_dir(
         &self,
         _cx: &mut Cx<'_, Self>,
@@ -51,8 +53,10 @@ pub trait Visitor: Sync + Sized {
     /// Runs a job scheduled with [`Cx::spawn`] or [`Cx::spawn_in`].
     fn run_job(&self, _cx: &mut Cx<'_, Self>, _state: &mut Self::State, _job: Self::Job) {}
 
-    /// Reports a failure; the engine has already counted it toward the exit status.
-    fn error(&self, error: &WalkError) {
+    /// Shows a failure; returns whether it counts toward the exit status (find's
+    /// `-ignore_readdir_race` drops files that vanished mid-walk, for instance).
+    fn error(&self, error: &WalkError) -> bool {
         eprintln!("canopy: {error}");
+        true
     }
 }

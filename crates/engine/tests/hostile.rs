@@ -28,8 +28,9 @@ impl Visitor for Record {
         paths.push(entry.path());
         Action::Continue
     }
-    fn error(&self, error: &WalkError) {
+    fn error(&self, error: &WalkError) -> bool {
         self.errors.lock().unwrap().push(error.clone());
+        true
     }
 }
 

@@ -100,7 +100,7 @@ impl Visitor for Collect {
         ));
     }
 
-    fn error(&self, error: &canopy_engine::WalkError) {
+    fn error(&self, error: &canopy_engine::WalkError) -> bool {
         panic!("unexpected error: {error}");
     }
 }
