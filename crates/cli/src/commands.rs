@@ -5,12 +5,7 @@ use std::process::ExitCode;
 
 /// Walk, search, measure, copy, sync and remove huge file trees in parallel.
 #[derive(Parser)]
-#[command(
-    name = "canopy",
-    version,
-    propagate_version = true,
-    max_term_width = 100
-)]
+#[command(name = "canopy", version, propagate_version = true, max_term_width = 100)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -18,6 +13,8 @@ pub struct Cli {
 
 #[derive(Subcommand)]
 pub enum Command {
+    /// Search a tree in parallel with GNU find's expressions (-name, -size, -exec, -printf…).
+    Find(canopy_tools::find::FindArgs),
     /// Print shell completions (bash, zsh, fish, elvish, powershell) to stdout.
     #[command(after_help = "Example:\n  canopy completions bash > /etc/bash_completion.d/canopy")]
     Completions { shell: clap_complete::Shell },
@@ -26,13 +23,9 @@ pub enum Command {
 impl Command {
     pub fn run(self) -> ExitCode {
         match self {
+            Command::Find(args) => canopy_tools::find::run(args).into(),
             Command::Completions { shell } => {
-                clap_complete::generate(
-                    shell,
-                    &mut Cli::command(),
-                    "canopy",
-                    &mut std::io::stdout(),
-                );
+                clap_complete::generate(shell, &mut Cli::command(), "canopy", &mut std::io::stdout());
                 ExitCode::SUCCESS
             }
         }

@@ -14,17 +14,13 @@ pub(crate) struct Chunk {
 
 impl Chunk {
     pub fn with_capacity(entries: usize) -> Self {
-        Chunk {
-            names: Vec::with_capacity(entries * 16),
-            items: Vec::with_capacity(entries),
-        }
+        Chunk { names: Vec::with_capacity(entries * 16), items: Vec::with_capacity(entries) }
     }
 
     /// Adds a name (with its terminating NUL).
     pub fn push(&mut self, name_with_nul: &[u8], kind: FileKind) {
         self.names.extend_from_slice(name_with_nul);
-        let end =
-            u32::try_from(self.names.len()).expect("a chunk holds far less than 4 GiB of names");
+        let end = u32::try_from(self.names.len()).expect("a chunk holds far less than 4 GiB of names");
         self.items.push((end, kind));
     }
 
@@ -41,8 +37,7 @@ impl Chunk {
         let mut start = 0usize;
         self.items.iter().map(move |&(end, kind)| {
             let end = end as usize;
-            let name = CStr::from_bytes_with_nul(&self.names[start..end])
-                .expect("names are NUL-terminated");
+            let name = CStr::from_bytes_with_nul(&self.names[start..end]).expect("names are NUL-terminated");
             start = end;
             (name, kind)
         })
@@ -59,12 +54,6 @@ mod tests {
         c.push(b"a\0", FileKind::File);
         c.push(b"\xff\nb\0", FileKind::Dir);
         let got: Vec<_> = c.iter().map(|(n, k)| (n.to_bytes().to_vec(), k)).collect();
-        assert_eq!(
-            got,
-            vec![
-                (b"a".to_vec(), FileKind::File),
-                (b"\xff\nb".to_vec(), FileKind::Dir)
-            ]
-        );
+        assert_eq!(got, vec![(b"a".to_vec(), FileKind::File), (b"\xff\nb".to_vec(), FileKind::Dir)]);
     }
 }

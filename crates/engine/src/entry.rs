@@ -42,22 +42,12 @@ impl<'a, D> Entry<'a, D> {
 
     /// A starting point given on the command line.
     pub fn root(path: &'a CStr, follow: bool) -> Self {
-        Entry {
-            parent: None,
-            name: path,
-            dtype: FileKind::Unknown,
-            depth: 0,
-            follow,
-            meta: OnceCell::new(),
-        }
+        Entry { parent: None, name: path, dtype: FileKind::Unknown, depth: 0, follow, meta: OnceCell::new() }
     }
 
     /// The entry a directory node stands for (for post-order visits, e.g. find -depth or -delete).
     /// `parent_fd` is the parent's open fd (`None` for a root).
-    pub fn of_dir(
-        node: &'a DirNode<D>,
-        parent: Option<(&'a Arc<DirNode<D>>, BorrowedFd<'a>)>,
-    ) -> Self {
+    pub fn of_dir(node: &'a DirNode<D>, parent: Option<(&'a Arc<DirNode<D>>, BorrowedFd<'a>)>) -> Self {
         let meta = OnceCell::new();
         if let Some(m) = node.metadata() {
             let _ = meta.set(Ok(*m));
@@ -150,8 +140,7 @@ impl<'a, D> Entry<'a, D> {
     /// The entry's type as find's `-type` sees it: from `d_type` when that is enough, otherwise from
     /// (l)stat — a symlink is resolved when following links, and a broken one stays a symlink.
     pub fn kind(&self) -> FileKind {
-        let needs_stat =
-            self.dtype == FileKind::Unknown || (self.follow && self.dtype == FileKind::Symlink);
+        let needs_stat = self.dtype == FileKind::Unknown || (self.follow && self.dtype == FileKind::Symlink);
         if !needs_stat {
             return self.dtype;
         }

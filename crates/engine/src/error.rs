@@ -13,7 +13,8 @@ pub enum Op {
     ReadDir,
     /// Reading an entry's metadata (`statx`).
     Stat,
-    /// Anything a tool does with an entry (copy, unlink, read…).
+    /// Anything a tool does with an entry, named by its verb ("delete", "copy"…): shown as
+    /// `cannot delete 'path': …`.
     Tool(&'static str),
 }
 
@@ -35,10 +36,7 @@ pub struct WalkError {
 
 impl WalkError {
     pub fn io(path: Vec<u8>, op: Op, errno: Errno) -> Self {
-        WalkError {
-            path,
-            kind: ErrorKind::Io { op, errno },
-        }
+        WalkError { path, kind: ErrorKind::Io { op, errno } }
     }
 
     /// The errno, when the failure was a system call.
@@ -55,6 +53,9 @@ impl fmt::Display for WalkError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let path = String::from_utf8_lossy(&self.path);
         match &self.kind {
+            ErrorKind::Io { op: Op::Tool(verb), errno } => {
+                write!(f, "cannot {verb} '{path}': {}", errno_message(*errno))
+            }
             ErrorKind::Io { errno, .. } => write!(f, "'{path}': {}", errno_message(*errno)),
             ErrorKind::Loop { ancestor } => write!(
                 f,

@@ -64,9 +64,7 @@ impl FileKind {
 }
 
 /// A timestamp with nanoseconds, as the kernel reports it.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct Timestamp {
     pub sec: i64,
     pub nsec: u32,
@@ -74,10 +72,7 @@ pub struct Timestamp {
 
 impl Timestamp {
     fn from_statx(t: StatxTimestamp) -> Self {
-        Timestamp {
-            sec: t.tv_sec,
-            nsec: t.tv_nsec,
-        }
+        Timestamp { sec: t.tv_sec, nsec: t.tv_nsec }
     }
 
     /// Seconds as a float, for find's `%T@`-style output and age arithmetic.

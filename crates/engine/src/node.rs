@@ -67,12 +67,7 @@ impl<D: Default> DirNode<D> {
     }
 
     /// A subdirectory `name` of `parent`; counts as pending work of the parent until it finishes.
-    pub fn child(
-        parent: &Arc<Self>,
-        name: &CStr,
-        follow: bool,
-        meta: Option<Metadata>,
-    ) -> Arc<Self> {
+    pub fn child(parent: &Arc<Self>, name: &CStr, follow: bool, meta: Option<Metadata>) -> Arc<Self> {
         parent.add_pending(1);
         Arc::new(DirNode {
             parent: Some(Arc::clone(parent)),
@@ -214,11 +209,7 @@ impl<D> DirNode<D> {
         }
         let Some(meta) = self.meta else { return Ok(()) };
         let now = rustix::fs::fstat(fd)?;
-        if now.st_ino == meta.ino && now.st_dev == meta.dev {
-            Ok(())
-        } else {
-            Err(Errno::STALE)
-        }
+        if now.st_ino == meta.ino && now.st_dev == meta.dev { Ok(()) } else { Err(Errno::STALE) }
     }
 }
 

@@ -17,10 +17,7 @@ pub struct Sink {
 
 impl Sink {
     pub fn new(out: Box<dyn Write + Send>) -> Arc<Self> {
-        Arc::new(Sink {
-            out: Mutex::new(out),
-            failed: AtomicBool::new(false),
-        })
+        Arc::new(Sink { out: Mutex::new(out), failed: AtomicBool::new(false) })
     }
 
     pub fn stdout() -> Arc<Self> {
@@ -34,14 +31,12 @@ impl Sink {
 
     pub fn write_all(&self, bytes: &[u8]) -> io::Result<()> {
         let mut out = self.out.lock().unwrap_or_else(|e| e.into_inner());
-        out.write_all(bytes)
-            .inspect_err(|_| self.failed.store(true, Ordering::Relaxed))
+        out.write_all(bytes).inspect_err(|_| self.failed.store(true, Ordering::Relaxed))
     }
 
     pub fn flush(&self) -> io::Result<()> {
         let mut out = self.out.lock().unwrap_or_else(|e| e.into_inner());
-        out.flush()
-            .inspect_err(|_| self.failed.store(true, Ordering::Relaxed))
+        out.flush().inspect_err(|_| self.failed.store(true, Ordering::Relaxed))
     }
 
     /// Whether any write or flush failed (the tool then exits 1, like find on a write error).
@@ -58,10 +53,7 @@ pub struct OutBuf {
 
 impl OutBuf {
     pub fn new(sink: Arc<Sink>) -> Self {
-        OutBuf {
-            sink,
-            buf: Vec::with_capacity(BATCH + 4096),
-        }
+        OutBuf { sink, buf: Vec::with_capacity(BATCH + 4096) }
     }
 
     /// The buffer to append a record to; call [`OutBuf::end_record`] after each record.
@@ -86,6 +78,20 @@ impl OutBuf {
 
     pub fn sink(&self) -> &Arc<Sink> {
         &self.sink
+    }
+
+    /// Bytes buffered and not yet written.
+    pub fn len(&self) -> usize {
+        self.buf.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.buf.is_empty()
+    }
+
+    /// Drops buffered bytes past `len` (output that must not appear after all).
+    pub fn truncate(&mut self, len: usize) {
+        self.buf.truncate(len);
     }
 }
 

@@ -93,17 +93,15 @@ impl<V: Visitor> Cx<'_, V> {
     /// Schedules a job that must finish before `dir`'s post-order [`Visitor::leave_dir`].
     pub fn spawn_in(&mut self, dir: &Arc<DirNode<V::DirData>>, job: V::Job) {
         dir.add_pending(1);
-        self.shared
-            .sched
-            .push(self.worker, Task::Job(job, Some(Arc::clone(dir))));
+        self.shared.sched.push(self.worker, Task::Job(job, Some(Arc::clone(dir))));
     }
 
-    /// Counts a failure toward the exit status and shows it through [`Visitor::error`].
+    /// Shows a failure through [`Visitor::error`] and counts it toward the exit status if the
+    /// visitor says it counts.
     pub fn report(&mut self, error: WalkError) {
-        self.shared.counters[self.worker]
-            .errors
-            .fetch_add(1, Ordering::Relaxed);
-        self.shared.visitor.error(&error);
+        if self.shared.visitor.error(&error) {
+            self.shared.counters[self.worker].errors.fetch_add(1, Ordering::Relaxed);
+        }
     }
 
     /// Stops the walk as soon as every worker finishes its current call (find's `-quit`).
@@ -124,29 +122,18 @@ impl<V: Visitor> Cx<'_, V> {
 
 /// Walks `roots` in parallel, calling `visitor` for every entry. Roots are paths as bytes, of any
 /// length; errors are reported and counted, never fatal.
-pub fn walk<V: Visitor>(
-    roots: &[Vec<u8>],
-    options: &WalkOptions,
-    visitor: &V,
-) -> WalkOutcome<V::State> {
-    let roots: Vec<CString> = roots
-        .iter()
-        .map(|r| CString::new(r.clone()).unwrap_or_default())
-        .collect();
+pub fn walk<V: Visitor>(roots: &[Vec<u8>], options: &WalkOptions, visitor: &V) -> WalkOutcome<V::State> {
+    let roots: Vec<CString> = roots.iter().map(|r| CString::new(r.clone()).unwrap_or_default()).collect();
     let policy = initial_policy(options.threads, &roots);
     let shared = Shared {
         visitor,
         options,
         roots: &roots,
         sched: Scheduler::new(policy.max(), options.split),
-        counters: (0..policy.max())
-            .map(|_| CachePadded::new(Counters::default()))
-            .collect(),
+        counters: (0..policy.max()).map(|_| CachePadded::new(Counters::default())).collect(),
         quit: AtomicBool::new(false),
     };
-    shared
-        .sched
-        .inject((0..roots.len()).map(Task::Root).collect());
+    shared.sched.inject((0..roots.len()).map(Task::Root).collect());
     if roots.is_empty() {
         shared.sched.stop();
     }
@@ -155,11 +142,7 @@ pub fn walk<V: Visitor>(
     let stats = shared.stats(started);
     WalkOutcome {
         states,
-        errors: shared
-            .counters
-            .iter()
-            .map(|c| c.errors.load(Ordering::Relaxed))
-            .sum(),
+        errors: shared.counters.iter().map(|c| c.errors.load(Ordering::Relaxed)).sum(),
         quit: shared.quit.load(Ordering::Relaxed),
         stats,
     }
@@ -178,11 +161,7 @@ fn initial_policy(policy: ThreadPolicy, roots: &[CString]) -> ThreadPolicy {
 
 /// Runs the workers; the calling thread is the controller: it samples utilisation to grow the pool
 /// and feeds the progress display until the pool stops.
-fn run_pool<V: Visitor>(
-    shared: &Shared<'_, V>,
-    policy: ThreadPolicy,
-    started: Instant,
-) -> Vec<V::State> {
+fn run_pool<V: Visitor>(shared: &Shared<'_, V>, policy: ThreadPolicy, started: Instant) -> Vec<V::State> {
     std::thread::scope(|scope| {
         let mut handles = Vec::new();
         let spawn = |handles: &mut Vec<_>| {
@@ -196,12 +175,8 @@ fn run_pool<V: Visitor>(
         let mut sampler = UtilizationSampler::default();
         while !shared.sched.wait_stopped(SAMPLE_INTERVAL) {
             let sched = &shared.sched;
-            let target = policy.target(
-                sched.workers(),
-                sched.idle_workers(),
-                sched.queued(),
-                sampler.sample(),
-            );
+            let target =
+                policy.target(sched.workers(), sched.idle_workers(), sched.queued(), sampler.sample());
             while shared.sched.workers() < target {
                 spawn(&mut handles);
             }
@@ -214,10 +189,7 @@ fn run_pool<V: Visitor>(
         }
         handles
             .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-            })
+            .map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
             .collect()
     })
 }
@@ -245,8 +217,7 @@ impl<'a, V: Visitor> Shared<'a, V> {
                 Task::Read(node) => self.read_dir(&mut worker, node),
                 Task::Chunk(chunk, node) => self.visit_chunk_task(&mut worker, &chunk, node),
                 Task::Job(job, dir) => {
-                    self.visitor
-                        .run_job(&mut self.cx(worker.index), &mut worker.state, job);
+                    self.visitor.run_job(&mut self.cx(worker.index), &mut worker.state, job);
                     if let Some(dir) = dir {
                         self.finish(&mut worker, dir);
                     }
@@ -258,10 +229,7 @@ impl<'a, V: Visitor> Shared<'a, V> {
     }
 
     fn cx(&'a self, worker: usize) -> Cx<'a, V> {
-        Cx {
-            shared: self,
-            worker,
-        }
+        Cx { shared: self, worker }
     }
 
     fn report(&'a self, worker: usize, error: WalkError) {
@@ -276,10 +244,7 @@ impl<'a, V: Visitor> Shared<'a, V> {
         let path = &self.roots[index];
         let entry = Entry::root(path, self.options.follow != Follow::Never);
         if let Err(errno) = entry.metadata() {
-            self.report(
-                worker.index,
-                WalkError::io(path.to_bytes().to_vec(), Op::Stat, errno),
-            );
+            self.report(worker.index, WalkError::io(path.to_bytes().to_vec(), Op::Stat, errno));
             return;
         }
         self.visit_entry(worker, &entry, None);
@@ -292,53 +257,48 @@ impl<'a, V: Visitor> Shared<'a, V> {
         entry: &Entry<'_, V::DirData>,
         parent: Option<&Arc<DirNode<V::DirData>>>,
     ) {
-        self.counters[worker.index]
-            .entries
-            .fetch_add(1, Ordering::Relaxed);
-        let action = self
-            .visitor
-            .visit(&mut self.cx(worker.index), &mut worker.state, entry);
-        if action == Action::Prune || self.quitting() || entry.kind() != FileKind::Dir {
-            return;
-        }
-        if self
-            .options
-            .max_depth
-            .is_some_and(|max| entry.depth() >= max)
+        self.counters[worker.index].entries.fetch_add(1, Ordering::Relaxed);
+        if let Some(parent) = parent
+            && self.options.follow == Follow::Always
+            && !self.followable(worker.index, entry, parent)
         {
             return;
         }
+        let action = self.visitor.visit(&mut self.cx(worker.index), &mut worker.state, entry);
+        if action == Action::Prune || self.quitting() || entry.kind() != FileKind::Dir {
+            return;
+        }
+        let enter = parent.is_none_or(|parent| self.may_enter(worker.index, entry, parent))
+            && self.options.max_depth.is_none_or(|max| entry.depth() < max);
+        let meta = entry.cached_metadata().copied();
         let node = match parent {
-            None => DirNode::root(
-                entry.name_cstr().to_bytes(),
-                entry.follows(),
-                entry.cached_metadata().copied(),
-            ),
-            Some(parent) => {
-                if !self.may_enter(worker.index, entry, parent) {
-                    return;
-                }
-                DirNode::child(
-                    parent,
-                    entry.name_cstr(),
-                    entry.follows(),
-                    entry.cached_metadata().copied(),
-                )
-            }
+            None => DirNode::root(entry.name_cstr().to_bytes(), entry.follows(), meta),
+            Some(parent) => DirNode::child(parent, entry.name_cstr(), entry.follows(), meta),
         };
-        self.sched.push(worker.index, Task::Read(node));
+        if enter {
+            self.sched.push(worker.index, Task::Read(node));
+        } else {
+            // Not entered, but still left: post-order visitors see every directory they continued.
+            self.finish(worker, node);
+        }
     }
 
-    /// `-xdev` and, when following links, loop detection against the ancestors' (device, inode).
-    fn may_enter(
+    /// When following links, an entry is only visited once what it leads to is known: a link whose
+    /// target cannot be stat'ed (a loop of links, permission denied) is reported instead, and so is a
+    /// directory that is one of its own ancestors — GNU find's behaviour under -L.
+    fn followable(
         &'a self,
         worker: usize,
         entry: &Entry<'_, V::DirData>,
         parent: &Arc<DirNode<V::DirData>>,
     ) -> bool {
-        let checks_identity =
-            self.options.same_file_system || self.options.follow == Follow::Always;
-        if !checks_identity {
+        if matches!(entry.dirent_kind(), FileKind::Symlink | FileKind::Unknown)
+            && let Err(errno) = entry.metadata()
+        {
+            self.report(worker, WalkError::io(entry.path(), Op::Stat, errno));
+            return false;
+        }
+        if entry.kind() != FileKind::Dir {
             return true;
         }
         let meta = match entry.metadata() {
@@ -348,25 +308,33 @@ impl<'a, V: Visitor> Shared<'a, V> {
                 return false;
             }
         };
-        if self.options.same_file_system && parent.root_dev().is_some_and(|dev| dev != meta.dev) {
-            return false;
-        }
-        if self.options.follow == Follow::Always
-            && let Some(ancestor) = parent
-                .ancestors()
-                .find(|a| a.metadata().is_some_and(|m| m.file_id() == meta.file_id()))
-        {
+        let ancestor =
+            parent.ancestors().find(|a| a.metadata().is_some_and(|m| m.file_id() == meta.file_id()));
+        if let Some(ancestor) = ancestor {
             let ancestor = ancestor.path().to_vec();
-            self.report(
-                worker,
-                WalkError {
-                    path: entry.path(),
-                    kind: ErrorKind::Loop { ancestor },
-                },
-            );
+            self.report(worker, WalkError { path: entry.path(), kind: ErrorKind::Loop { ancestor } });
             return false;
         }
         true
+    }
+
+    /// `-xdev`: directories on another file system than their root are visited but not entered.
+    fn may_enter(
+        &'a self,
+        worker: usize,
+        entry: &Entry<'_, V::DirData>,
+        parent: &Arc<DirNode<V::DirData>>,
+    ) -> bool {
+        if !self.options.same_file_system {
+            return true;
+        }
+        match entry.metadata() {
+            Ok(meta) => parent.root_dev().is_none_or(|dev| dev == meta.dev),
+            Err(errno) => {
+                self.report(worker, WalkError::io(entry.path(), Op::Stat, errno));
+                false
+            }
+        }
     }
 
     /// Reads a directory, handing out full chunks of a big one to other workers as it goes and
@@ -375,16 +343,11 @@ impl<'a, V: Visitor> Shared<'a, V> {
         if self.quitting() {
             return;
         }
-        self.counters[worker.index]
-            .dirs
-            .fetch_add(1, Ordering::Relaxed);
+        self.counters[worker.index].dirs.fetch_add(1, Ordering::Relaxed);
         let fd = match node.open_and_cache() {
             Ok(fd) => fd,
             Err(errno) => {
-                self.report(
-                    worker.index,
-                    WalkError::io(node.path().to_vec(), Op::OpenDir, errno),
-                );
+                self.report(worker.index, WalkError::io(node.path().to_vec(), Op::OpenDir, errno));
                 self.finish(worker, node);
                 return;
             }
@@ -395,10 +358,7 @@ impl<'a, V: Visitor> Shared<'a, V> {
             let dirent = match next {
                 Ok(dirent) => dirent,
                 Err(errno) => {
-                    self.report(
-                        worker.index,
-                        WalkError::io(node.path().to_vec(), Op::ReadDir, errno),
-                    );
+                    self.report(worker.index, WalkError::io(node.path().to_vec(), Op::ReadDir, errno));
                     break;
                 }
             };
@@ -408,11 +368,9 @@ impl<'a, V: Visitor> Shared<'a, V> {
             }
             chunk.push(name, FileKind::from_file_type(dirent.file_type()));
             if chunk.len() >= self.options.chunk_size {
-                let full =
-                    std::mem::replace(&mut chunk, Chunk::with_capacity(self.options.chunk_size));
+                let full = std::mem::replace(&mut chunk, Chunk::with_capacity(self.options.chunk_size));
                 node.add_pending(1);
-                self.sched
-                    .push(worker.index, Task::Chunk(Box::new(full), Arc::clone(&node)));
+                self.sched.push(worker.index, Task::Chunk(Box::new(full), Arc::clone(&node)));
             }
         }
         self.visit_chunk(worker, &chunk, &node, &fd);
@@ -430,10 +388,7 @@ impl<'a, V: Visitor> Shared<'a, V> {
     ) {
         match node.open() {
             Ok(fd) => self.visit_chunk(worker, chunk, &node, &fd),
-            Err(errno) => self.report(
-                worker.index,
-                WalkError::io(node.path().to_vec(), Op::OpenDir, errno),
-            ),
+            Err(errno) => self.report(worker.index, WalkError::io(node.path().to_vec(), Op::OpenDir, errno)),
         }
         self.finish(worker, node);
     }
@@ -461,8 +416,7 @@ impl<'a, V: Visitor> Shared<'a, V> {
         let mut node = node;
         while node.release() {
             if !self.quitting() {
-                self.visitor
-                    .leave_dir(&mut self.cx(worker.index), &mut worker.state, &node);
+                self.visitor.leave_dir(&mut self.cx(worker.index), &mut worker.state, &node);
             }
             node.drop_cached_fd();
             match node.parent() {
@@ -473,12 +427,8 @@ impl<'a, V: Visitor> Shared<'a, V> {
     }
 
     fn progress(&self, started: Instant) -> WalkProgress {
-        let sum = |f: fn(&Counters) -> &AtomicU64| {
-            self.counters
-                .iter()
-                .map(|c| f(c).load(Ordering::Relaxed))
-                .sum()
-        };
+        let sum =
+            |f: fn(&Counters) -> &AtomicU64| self.counters.iter().map(|c| f(c).load(Ordering::Relaxed)).sum();
         WalkProgress {
             entries: sum(|c| &c.entries),
             dirs: sum(|c| &c.dirs),
@@ -492,9 +442,7 @@ impl<'a, V: Visitor> Shared<'a, V> {
         let progress = self.progress(started);
         let workers = self.sched.workers();
         let steal = |f: fn(&crate::sched::StealStats) -> &AtomicU64| -> u64 {
-            (0..workers)
-                .map(|w| f(self.sched.stats(w)).load(Ordering::Relaxed))
-                .sum()
+            (0..workers).map(|w| f(self.sched.stats(w)).load(Ordering::Relaxed)).sum()
         };
         WalkStats {
             entries: progress.entries,

@@ -3,21 +3,14 @@
 
 mod common;
 
-use canopy_engine::{
-    Action, Cx, DirNode, Entry, SplitMode, ThreadPolicy, Visitor, WalkOptions, walk,
-};
+use canopy_engine::{Action, Cx, DirNode, Entry, SplitMode, ThreadPolicy, Visitor, WalkOptions, walk};
 use common::*;
 use std::os::unix::ffi::OsStrExt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 fn options(threads: usize, split: SplitMode, chunk_size: usize) -> WalkOptions {
-    WalkOptions {
-        threads: ThreadPolicy::Fixed(threads),
-        split,
-        chunk_size,
-        ..WalkOptions::default()
-    }
+    WalkOptions { threads: ThreadPolicy::Fixed(threads), split, chunk_size, ..WalkOptions::default() }
 }
 
 #[test]
@@ -37,16 +30,10 @@ fn random_trees_every_thread_count_and_split() {
                 let outcome = walk(&[root.as_os_str().as_bytes().to_vec()], &opts, &Collect);
                 assert_eq!(outcome.errors, 0);
                 let seen = merge(outcome.states);
-                assert_eq!(
-                    seen.paths, expected,
-                    "seed {seed} threads {threads} {split:?}"
-                );
+                assert_eq!(seen.paths, expected, "seed {seed} threads {threads} {split:?}");
                 let left: Vec<_> = seen.left.iter().map(|(p, n)| (p.clone(), *n)).collect();
                 let want: Vec<_> = children.iter().map(|(p, n)| (p.clone(), *n)).collect();
-                assert_eq!(
-                    left, want,
-                    "post-order: each dir left once, after all its entries"
-                );
+                assert_eq!(left, want, "post-order: each dir left once, after all its entries");
             }
         }
     }
@@ -59,10 +46,7 @@ fn empty_root_and_file_root_and_missing_root() {
     std::fs::write(&file, b"x").unwrap();
     let opts = options(4, SplitMode::Random, 256);
     let outcome = walk(&[file.as_os_str().as_bytes().to_vec()], &opts, &Collect);
-    assert_eq!(
-        merge(outcome.states).paths,
-        vec![file.as_os_str().as_bytes().to_vec()]
-    );
+    assert_eq!(merge(outcome.states).paths, vec![file.as_os_str().as_bytes().to_vec()]);
 
     let empty = tmp.path().join("empty");
     std::fs::create_dir(&empty).unwrap();
@@ -91,12 +75,7 @@ impl Visitor for JobPerFile {
         (0, Vec::new())
     }
 
-    fn visit(
-        &self,
-        cx: &mut Cx<'_, Self>,
-        _: &mut Self::State,
-        entry: &Entry<'_, JobsDone>,
-    ) -> Action {
+    fn visit(&self, cx: &mut Cx<'_, Self>, _: &mut Self::State, entry: &Entry<'_, JobsDone>) -> Action {
         if let Some(dir) = entry.dir()
             && entry.kind() == canopy_engine::FileKind::File
         {
@@ -110,15 +89,8 @@ impl Visitor for JobPerFile {
         state.0 += 1;
     }
 
-    fn leave_dir(
-        &self,
-        _: &mut Cx<'_, Self>,
-        state: &mut Self::State,
-        dir: &Arc<DirNode<JobsDone>>,
-    ) {
-        state
-            .1
-            .push((dir.path().to_vec(), dir.data.0.load(Ordering::SeqCst)));
+    fn leave_dir(&self, _: &mut Cx<'_, Self>, state: &mut Self::State, dir: &Arc<DirNode<JobsDone>>) {
+        state.1.push((dir.path().to_vec(), dir.data.0.load(Ordering::SeqCst)));
     }
 }
 
@@ -135,8 +107,7 @@ fn jobs_finish_before_their_directory_is_left() {
             if path.is_dir() {
                 m.entry(p.clone()).or_insert(0u64);
             } else {
-                *m.entry(path.parent().unwrap().as_os_str().as_bytes().to_vec())
-                    .or_insert(0) += 1;
+                *m.entry(path.parent().unwrap().as_os_str().as_bytes().to_vec()).or_insert(0) += 1;
             }
         }
         m

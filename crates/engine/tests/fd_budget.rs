@@ -23,10 +23,7 @@ fn deep_and_wide_tree_with_a_tiny_fd_limit() {
     random_tree(&root.join("random"), 5, 4);
     let expected = reference_paths(&root);
 
-    let limit = rustix::process::Rlimit {
-        current: Some(80),
-        maximum: Some(80),
-    };
+    let limit = rustix::process::Rlimit { current: Some(80), maximum: Some(80) };
     rustix::process::setrlimit(rustix::process::Resource::Nofile, limit).unwrap();
     assert!(canopy_engine::sys::fd_budget() <= 16);
 
@@ -40,9 +37,6 @@ fn deep_and_wide_tree_with_a_tiny_fd_limit() {
         let outcome = walk(&[root.as_os_str().as_bytes().to_vec()], &opts, &Collect);
         assert_eq!(outcome.errors, 0);
         assert_eq!(merge(outcome.states).paths, expected, "threads {threads}");
-        assert!(
-            canopy_engine::sys::open_cached_fds() == 0,
-            "every cached fd is closed after the walk"
-        );
+        assert!(canopy_engine::sys::open_cached_fds() == 0, "every cached fd is closed after the walk");
     }
 }

@@ -27,10 +27,7 @@ pub const SAMPLE_INTERVAL: Duration = Duration::from_millis(20);
 impl ThreadPolicy {
     /// The default: one worker per core, growing when the file system turns out to be slow.
     pub fn adaptive_default() -> Self {
-        ThreadPolicy::Adaptive {
-            initial: cores(),
-            max: ADAPTIVE_MAX_THREADS,
-        }
+        ThreadPolicy::Adaptive { initial: cores(), max: ADAPTIVE_MAX_THREADS }
     }
 
     pub fn initial(self) -> usize {
@@ -50,10 +47,9 @@ impl ThreadPolicy {
     /// The starting count once the root's file system is known to be remote.
     pub fn for_remote_fs(self) -> Self {
         match self {
-            ThreadPolicy::Adaptive { initial, max } => ThreadPolicy::Adaptive {
-                initial: initial.max(REMOTE_INITIAL_THREADS).min(max),
-                max,
-            },
+            ThreadPolicy::Adaptive { initial, max } => {
+                ThreadPolicy::Adaptive { initial: initial.max(REMOTE_INITIAL_THREADS).min(max), max }
+            }
             fixed => fixed,
         }
     }
@@ -89,10 +85,7 @@ pub struct UtilizationSampler {
 
 impl Default for UtilizationSampler {
     fn default() -> Self {
-        UtilizationSampler {
-            last_cpu: process_cpu_time(),
-            last_wall: Instant::now(),
-        }
+        UtilizationSampler { last_cpu: process_cpu_time(), last_wall: Instant::now() }
     }
 }
 
@@ -118,41 +111,18 @@ mod tests {
 
     #[test]
     fn grows_only_when_blocked_with_work_waiting() {
-        let p = ThreadPolicy::Adaptive {
-            initial: 2,
-            max: 64,
-        };
-        assert_eq!(
-            p.target(2, 0, 10, 0.05),
-            4,
-            "blocked workers with queued work grow"
-        );
+        let p = ThreadPolicy::Adaptive { initial: 2, max: 64 };
+        assert_eq!(p.target(2, 0, 10, 0.05), 4, "blocked workers with queued work grow");
         assert_eq!(p.target(2, 0, 10, 1.9), 2, "CPU-bound workers do not");
-        assert_eq!(
-            p.target(2, 1, 10, 0.05),
-            2,
-            "an idle worker means there is no shortage"
-        );
-        assert_eq!(
-            p.target(2, 0, 0, 0.05),
-            2,
-            "nothing queued, nothing to overlap"
-        );
+        assert_eq!(p.target(2, 1, 10, 0.05), 2, "an idle worker means there is no shortage");
+        assert_eq!(p.target(2, 0, 0, 0.05), 2, "nothing queued, nothing to overlap");
         assert_eq!(p.target(64, 0, 10, 0.05), 64, "capped");
-        assert_eq!(
-            ThreadPolicy::Fixed(3).target(3, 0, 10, 0.0),
-            3,
-            "-j is exact"
-        );
+        assert_eq!(ThreadPolicy::Fixed(3).target(3, 0, 10, 0.0), 3, "-j is exact");
     }
 
     #[test]
     fn remote_fs_starts_high_but_respects_fixed() {
-        let p = ThreadPolicy::Adaptive {
-            initial: 2,
-            max: 128,
-        }
-        .for_remote_fs();
+        let p = ThreadPolicy::Adaptive { initial: 2, max: 128 }.for_remote_fs();
         assert_eq!(p.initial(), REMOTE_INITIAL_THREADS);
         assert_eq!(ThreadPolicy::Fixed(4).for_remote_fs().initial(), 4);
     }

@@ -30,9 +30,7 @@ impl std::str::FromStr for SplitMode {
         match s {
             "equal" | "deqs" => Ok(SplitMode::Equal),
             "random" | "drqs" => Ok(SplitMode::Random),
-            _ => Err(format!(
-                "unknown split mode '{s}' (expected equal or random)"
-            )),
+            _ => Err(format!("unknown split mode '{s}' (expected equal or random)")),
         }
     }
 }
@@ -47,10 +45,7 @@ pub struct WorkQueue<T> {
 
 impl<T> Default for WorkQueue<T> {
     fn default() -> Self {
-        WorkQueue {
-            items: Mutex::new(VecDeque::new()),
-            len: AtomicUsize::new(0),
-        }
+        WorkQueue { items: Mutex::new(VecDeque::new()), len: AtomicUsize::new(0) }
     }
 }
 

@@ -40,12 +40,8 @@ impl<T: Send> Scheduler<T> {
     pub fn new(max_workers: usize, split: SplitMode) -> Self {
         let max_workers = max_workers.max(1);
         Scheduler {
-            queues: (0..=max_workers)
-                .map(|_| CachePadded::new(WorkQueue::default()))
-                .collect(),
-            stats: (0..max_workers)
-                .map(|_| CachePadded::new(StealStats::default()))
-                .collect(),
+            queues: (0..=max_workers).map(|_| CachePadded::new(WorkQueue::default())).collect(),
+            stats: (0..max_workers).map(|_| CachePadded::new(StealStats::default())).collect(),
             started: AtomicUsize::new(0),
             pending: AtomicUsize::new(0),
             idle: AtomicUsize::new(0),
@@ -69,10 +65,7 @@ impl<T: Send> Scheduler<T> {
             if n >= self.max_workers() {
                 return None;
             }
-            match self
-                .started
-                .compare_exchange(n, n + 1, Ordering::SeqCst, Ordering::SeqCst)
-            {
+            match self.started.compare_exchange(n, n + 1, Ordering::SeqCst, Ordering::SeqCst) {
                 Ok(_) => return Some(n),
                 Err(now) => n = now,
             }
@@ -202,11 +195,7 @@ impl<T: Send> Scheduler<T> {
 
     /// Maps a candidate index in `0..=workers` to a queue slot: the last candidate is the injector.
     fn slot(&self, candidate: usize, workers: usize) -> usize {
-        if candidate == workers {
-            self.max_workers()
-        } else {
-            candidate
-        }
+        if candidate == workers { self.max_workers() } else { candidate }
     }
 
     fn steal_into(&self, worker: usize, rng: &mut fastrand::Rng) -> Option<T> {
@@ -222,9 +211,7 @@ impl<T: Send> Scheduler<T> {
             let mut stolen = self.queues[victim].steal(self.split, rng);
             let Some(task) = stolen.pop() else { continue };
             stats.fruitful.fetch_add(1, Ordering::Relaxed);
-            stats
-                .items_stolen
-                .fetch_add(stolen.len() as u64 + 1, Ordering::Relaxed);
+            stats.items_stolen.fetch_add(stolen.len() as u64 + 1, Ordering::Relaxed);
             if !stolen.is_empty() {
                 self.queues[worker].push_all(stolen);
                 self.wake_one();
@@ -246,16 +233,11 @@ impl<T: Send> Scheduler<T> {
             if self.queues.iter().any(|q| !q.is_empty()) {
                 break true;
             }
-            guard = self
-                .work_ready
-                .wait(guard)
-                .unwrap_or_else(|e| e.into_inner());
+            guard = self.work_ready.wait(guard).unwrap_or_else(|e| e.into_inner());
         };
         self.idle.fetch_sub(1, Ordering::SeqCst);
         let waited = since.elapsed().as_nanos() as u64;
-        self.stats[worker]
-            .idle_ns
-            .fetch_add(waited, Ordering::Relaxed);
+        self.stats[worker].idle_ns.fetch_add(waited, Ordering::Relaxed);
         result
     }
 
@@ -311,16 +293,8 @@ mod tests {
                     }
                 });
                 let (expected_count, expected_sum) = reference_tree();
-                assert_eq!(
-                    ran.load(Ordering::Relaxed),
-                    expected_count,
-                    "{split:?} {threads}"
-                );
-                assert_eq!(
-                    sum.load(Ordering::Relaxed),
-                    expected_sum,
-                    "{split:?} {threads}"
-                );
+                assert_eq!(ran.load(Ordering::Relaxed), expected_count, "{split:?} {threads}");
+                assert_eq!(sum.load(Ordering::Relaxed), expected_sum, "{split:?} {threads}");
                 assert_eq!(sched.pending(), 0);
             }
         }

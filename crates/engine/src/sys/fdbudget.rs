@@ -17,10 +17,7 @@ pub fn fd_budget() -> usize {
         let limit = getrlimit(Resource::Nofile);
         let mut soft = limit.current.unwrap_or(1 << 20);
         if let Some(hard) = limit.maximum.or(Some(1 << 20)) {
-            let raised = Rlimit {
-                current: Some(hard),
-                maximum: limit.maximum,
-            };
+            let raised = Rlimit { current: Some(hard), maximum: limit.maximum };
             if hard > soft && setrlimit(Resource::Nofile, raised).is_ok() {
                 soft = hard;
             }

@@ -8,11 +8,7 @@ pub const PATH_MAX: usize = 4096;
 
 fn dir_flags(follow: bool) -> OFlags {
     let base = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC | OFlags::NOCTTY;
-    if follow {
-        base
-    } else {
-        base | OFlags::NOFOLLOW
-    }
+    if follow { base } else { base | OFlags::NOFOLLOW }
 }
 
 /// Opens directory `name` inside the directory `dir`. Without `follow`, a symlink (even one swapped in

@@ -8,14 +8,15 @@ use std::ffi::CStr;
 /// The fields every tool may read; on local file systems asking for fewer saves nothing.
 const MASK: StatxFlags = StatxFlags::BASIC_STATS;
 
-/// `statx` of `name` inside directory `dir`. With `follow`, a dangling or looping symlink falls back
-/// to the link itself (what find -L reports for broken links).
+/// `statx` of `name` inside directory `dir`. With `follow`, a dangling symlink falls back to the link
+/// itself (what find -L reports for broken links); a looping one is an error, as in GNU find.
 pub fn stat_at<Fd: AsFd>(dir: Fd, name: &CStr, follow: bool) -> Result<Metadata, Errno> {
     let nofollow = AtFlags::SYMLINK_NOFOLLOW | AtFlags::NO_AUTOMOUNT;
     if follow {
         match statx(&dir, name, AtFlags::NO_AUTOMOUNT, MASK) {
             Ok(s) => return Ok(Metadata::from_statx(&s)),
-            Err(Errno::NOENT | Errno::LOOP) => {}
+            Err(Errno::NOENT | Errno::NOTDIR) => {}
+
             Err(e) => return Err(e),
         }
     }

@@ -16,11 +16,7 @@ pub fn random_tree(root: &Path, seed: u64, max_depth: u32) -> usize {
     let mut stack = vec![(root.to_path_buf(), 0u32)];
     while let Some((dir, depth)) = stack.pop() {
         let big = rng.u32(0..40) == 0;
-        let files = if big {
-            rng.usize(300..900)
-        } else {
-            rng.usize(0..12)
-        };
+        let files = if big { rng.usize(300..900) } else { rng.usize(0..12) };
         for i in 0..files {
             std::fs::write(dir.join(format!("f{i}")), b"").unwrap();
             created += 1;
@@ -80,12 +76,7 @@ impl Visitor for Collect {
         Seen::default()
     }
 
-    fn visit(
-        &self,
-        _cx: &mut Cx<'_, Self>,
-        seen: &mut Seen,
-        entry: &Entry<'_, DirCount>,
-    ) -> Action {
+    fn visit(&self, _cx: &mut Cx<'_, Self>, seen: &mut Seen, entry: &Entry<'_, DirCount>) -> Action {
         seen.paths.push(entry.path());
         if let Some(dir) = entry.dir() {
             dir.data.visited_children.fetch_add(1, Ordering::SeqCst);
@@ -94,10 +85,7 @@ impl Visitor for Collect {
     }
 
     fn leave_dir(&self, _cx: &mut Cx<'_, Self>, seen: &mut Seen, dir: &Arc<DirNode<DirCount>>) {
-        seen.left.push((
-            dir.path().to_vec(),
-            dir.data.visited_children.load(Ordering::SeqCst),
-        ));
+        seen.left.push((dir.path().to_vec(), dir.data.visited_children.load(Ordering::SeqCst)));
     }
 
     fn error(&self, error: &canopy_engine::WalkError) -> bool {

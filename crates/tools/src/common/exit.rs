@@ -17,11 +17,7 @@ impl Exit {
 
     /// The worse of two outcomes.
     pub fn max(self, other: Exit) -> Exit {
-        if self.code() >= other.code() {
-            self
-        } else {
-            other
-        }
+        if self.code() >= other.code() { self } else { other }
     }
 
     pub fn code(self) -> u8 {

@@ -6,6 +6,7 @@ mod progress;
 mod walk_args;
 
 pub use exit::Exit;
-pub use paths::{os_to_bytes, print_error};
+pub use paths::{io_error_message, os_to_bytes, print_error};
+
 pub use progress::terminal_progress;
 pub use walk_args::WalkArgs;

@@ -6,6 +6,14 @@ pub fn os_to_bytes(s: &OsStr) -> Vec<u8> {
     s.as_bytes().to_vec()
 }
 
+/// The C library's text for an I/O error, without Rust's " (os error N)" suffix.
+pub fn io_error_message(error: &std::io::Error) -> String {
+    match error.raw_os_error() {
+        Some(code) => canopy_engine::errno_message(canopy_engine::Errno::from_raw_os_error(code)),
+        None => error.to_string(),
+    }
+}
+
 /// Prints `canopy TOOL: message` on stderr.
 pub fn print_error(tool: &str, message: impl std::fmt::Display) {
     eprintln!("canopy {tool}: {message}");

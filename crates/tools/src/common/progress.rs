@@ -16,8 +16,7 @@ pub fn terminal_progress(label: &'static str) -> Option<(ProgressFn, ProgressBar
     bar.set_style(ProgressStyle::with_template("{spinner} {msg}").expect("static template"));
     bar.enable_steady_tick(Duration::from_millis(125));
     let shown = bar.clone();
-    let callback: ProgressFn =
-        Arc::new(move |p: &WalkProgress| shown.set_message(describe(label, p)));
+    let callback: ProgressFn = Arc::new(move |p: &WalkProgress| shown.set_message(describe(label, p)));
     Some((callback, bar))
 }
 

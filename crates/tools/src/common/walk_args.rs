@@ -21,11 +21,7 @@ impl WalkArgs {
             Some(n) => ThreadPolicy::Fixed(n.max(1)),
             None => ThreadPolicy::adaptive_default(),
         };
-        WalkOptions {
-            threads,
-            split: self.split,
-            ..WalkOptions::default()
-        }
+        WalkOptions { threads, split: self.split, ..WalkOptions::default() }
     }
 
     /// The most threads a walk may use (for sizing per-thread resources).

@@ -1,0 +1,26 @@
+//! find expressions, shared by `canopy find` and the tools that take a find filter (rm, cp, sync,
+//! grep): GNU-compatible parsing of the whole command line, cost-based reordering (stat only when a
+//! test needs it), evaluation against the engine's entries, and `-printf`/`-ls` rendering.
+
+mod ast;
+mod clock;
+mod eval;
+mod fstype;
+mod glob;
+mod ids;
+mod ls;
+mod mode;
+mod optimize;
+mod parse;
+mod printf;
+mod program;
+mod regex_dialect;
+mod time;
+
+pub use ast::{Cmp, Cost, Expr, Num, Test};
+pub use eval::{Flow, Host, eval};
+pub use glob::Glob;
+pub use ls::LsWidths;
+pub use parse::{ParseError, parse};
+pub use printf::Format;
+pub use program::{Action, Exec, GlobalOptions, Output, Program};

@@ -1,0 +1,638 @@
+//! GNU find's command line: `[-H|-L|-P] [PATH...] [EXPRESSION]`, parsed into a [`Program`].
+
+use crate::ast::{Cmp, Expr, Num, Test};
+use crate::glob::Glob;
+use crate::mode::Perm;
+use crate::printf::Format;
+use crate::program::{Action, Exec, GlobalOptions, Output, Program};
+use crate::regex_dialect::{Dialect, compile};
+use crate::time::{DAY, DayStart, TimeField, parse_date};
+use crate::{ids, optimize};
+use canopy_engine::sys::stat_path;
+use canopy_engine::{FileKind, Follow, Timestamp, errno_message};
+use std::path::PathBuf;
+
+/// A usage error, worded like GNU find's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParseError(pub String);
+
+impl std::fmt::Display for ParseError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Parses find's arguments (everything after `find`), as bytes. Warnings (like GNU's for unknown
+/// `-printf` directives) come back alongside the program.
+pub fn parse(args: &[Vec<u8>], start: Timestamp) -> Result<(Program, Vec<String>), ParseError> {
+    let mut p = Parser {
+        args,
+        pos: 0,
+        actions: Vec::new(),
+        output_files: Vec::new(),
+        options: GlobalOptions::default(),
+        explicit_depth: false,
+        follow: Follow::Never,
+        day: DayStart::new(start),
+        dialect: Dialect::Emacs,
+        warnings: Vec::new(),
+    };
+    p.leading_options();
+    let roots = p.roots();
+    let expr = if p.pos < args.len() { Some(p.list()?) } else { None };
+    if let Some(extra) = args.get(p.pos) {
+        return Err(if extra == b")" {
+            ParseError("invalid expression; you have too many ')'".into())
+        } else {
+            ParseError(format!("paths must precede expression: '{}'", lossy(extra)))
+        });
+    }
+    let has_output_action = expr.as_ref().is_some_and(|e| e.contains(&|e| matches!(e, Expr::Action(_))));
+    let mut expr = expr.unwrap_or(Expr::Test(Test::True));
+    if !has_output_action {
+        p.actions.push(Action::Print { terminator: b'\n', output: Output::Stdout });
+        expr = Expr::And(vec![expr, Expr::Action(p.actions.len() - 1)]);
+    }
+    if p.actions.iter().any(|a| matches!(a, Action::Delete)) {
+        if !p.explicit_depth && expr.contains(&|e| matches!(e, Expr::Prune)) {
+            return Err(ParseError(
+                "The -delete action automatically turns on -depth, but -prune does nothing when -depth is in effect. \
+                 If you want to carry on anyway, just explicitly use the -depth option."
+                    .into(),
+            ));
+        }
+        p.options.depth_first = true;
+    }
+    let program = Program {
+        follow: p.follow,
+        roots: if roots.is_empty() { vec![b".".to_vec()] } else { roots },
+        expr: optimize::reorder(expr),
+        actions: p.actions,
+        output_files: p.output_files,
+        options: p.options,
+        start,
+    };
+    Ok((program, p.warnings))
+}
+
+struct Parser<'a> {
+    args: &'a [Vec<u8>],
+    pos: usize,
+    actions: Vec<Action>,
+    output_files: Vec<PathBuf>,
+    options: GlobalOptions,
+    explicit_depth: bool,
+    follow: Follow,
+    day: DayStart,
+    dialect: Dialect,
+    warnings: Vec<String>,
+}
+
+fn lossy(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// GNU's rule for where the paths end: `-x`, `(` and `!` start the expression; a lone `-` is a file,
+/// and `)` or `,` are files only in first position.
+fn looks_like_expression(arg: &[u8], first: bool) -> bool {
+    match arg.first() {
+        Some(b'-') => arg.len() > 1,
+        Some(b')' | b',') => arg.len() == 1 && !first,
+        Some(b'(' | b'!') => true,
+        _ => false,
+    }
+}
+
+impl Parser<'_> {
+    fn peek(&self) -> Option<&[u8]> {
+        self.args.get(self.pos).map(Vec::as_slice)
+    }
+
+    fn leading_options(&mut self) {
+        while let Some(arg) = self.peek() {
+            match arg {
+                b"-H" => self.follow = Follow::Roots,
+                b"-L" => self.follow = Follow::Always,
+                b"-P" => self.follow = Follow::Never,
+                b"-D" => self.pos += 1, // debug options: accepted, ignored
+                b"--" => {
+                    self.pos += 1;
+                    return;
+                }
+                a if a.starts_with(b"-O") && a[2..].iter().all(u8::is_ascii_digit) => {}
+                _ => return,
+            }
+            self.pos += 1;
+        }
+    }
+
+    fn roots(&mut self) -> Vec<Vec<u8>> {
+        let mut roots = Vec::new();
+        while let Some(arg) = self.peek() {
+            if looks_like_expression(arg, roots.is_empty()) {
+                break;
+            }
+            roots.push(arg.to_vec());
+            self.pos += 1;
+        }
+        roots
+    }
+
+    fn list(&mut self) -> Result<Expr, ParseError> {
+        let mut items = vec![self.or()?];
+        while self.peek() == Some(b",") {
+            self.pos += 1;
+            if self.peek().is_none_or(|t| t == b")") {
+                return Err(ParseError("expected an expression after ','".into()));
+            }
+            items.push(self.or()?);
+        }
+        Ok(if items.len() == 1 { items.pop().unwrap_or(Expr::Test(Test::True)) } else { Expr::List(items) })
+    }
+
+    fn or(&mut self) -> Result<Expr, ParseError> {
+        let mut items = vec![self.and()?];
+        while matches!(self.peek(), Some(b"-o" | b"-or")) {
+            let op = lossy(self.peek().unwrap_or_default());
+            self.pos += 1;
+            if self.peek().is_none_or(|t| matches!(t, b")" | b"," | b"-o" | b"-or" | b"-a" | b"-and")) {
+                return Err(ParseError(format!("expected an expression after '{op}'")));
+            }
+            items.push(self.and()?);
+        }
+        Ok(if items.len() == 1 { items.pop().unwrap_or(Expr::Test(Test::True)) } else { Expr::Or(items) })
+    }
+
+    fn and(&mut self) -> Result<Expr, ParseError> {
+        let mut items = vec![self.unary()?];
+        loop {
+            match self.peek() {
+                Some(b"-a" | b"-and") => {
+                    let op = lossy(self.peek().unwrap_or_default());
+                    self.pos += 1;
+                    if self.peek().is_none_or(|t| matches!(t, b")" | b"," | b"-o" | b"-or" | b"-a" | b"-and"))
+                    {
+                        return Err(ParseError(format!("expected an expression after '{op}'")));
+                    }
+                    items.push(self.unary()?);
+                }
+                Some(b")" | b"," | b"-o" | b"-or") | None => break,
+                Some(_) => items.push(self.unary()?),
+            }
+        }
+        Ok(if items.len() == 1 { items.pop().unwrap_or(Expr::Test(Test::True)) } else { Expr::And(items) })
+    }
+
+    fn unary(&mut self) -> Result<Expr, ParseError> {
+        match self.peek() {
+            Some(b"!" | b"-not") => {
+                let op = lossy(self.peek().unwrap_or_default());
+                self.pos += 1;
+                if self.peek().is_none_or(|t| matches!(t, b")" | b"," | b"-o" | b"-or" | b"-a" | b"-and")) {
+                    return Err(ParseError(format!("expected an expression after '{op}'")));
+                }
+                Ok(Expr::Not(Box::new(self.unary()?)))
+            }
+            Some(b"(") => {
+                self.pos += 1;
+                if self.peek() == Some(b")") {
+                    return Err(ParseError("invalid expression; empty parentheses are not allowed.".into()));
+                }
+                let inner = self.list()?;
+                if self.peek() != Some(b")") {
+                    return Err(ParseError(
+                        "invalid expression; I was expecting to find a ')' somewhere but did not see one."
+                            .into(),
+                    ));
+                }
+                self.pos += 1;
+                Ok(inner)
+            }
+            Some(b"-o" | b"-or" | b"-a" | b"-and" | b",") => Err(ParseError(format!(
+                "invalid expression; you have used a binary operator '{}' with nothing before it.",
+                lossy(self.peek().unwrap_or_default())
+            ))),
+            Some(b")") => Err(ParseError("invalid expression; you have too many ')'".into())),
+            Some(_) => self.primary(),
+            None => Err(ParseError("expected an expression".into())),
+        }
+    }
+
+    /// The argument of the primary just consumed.
+    fn argument(&mut self, primary: &str) -> Result<Vec<u8>, ParseError> {
+        let arg = self.peek().ok_or_else(|| ParseError(format!("missing argument to '{primary}'")))?.to_vec();
+        self.pos += 1;
+        Ok(arg)
+    }
+
+    fn text_argument(&mut self, primary: &str) -> Result<String, ParseError> {
+        let arg = self.argument(primary)?;
+        String::from_utf8(arg)
+            .map_err(|e| ParseError(format!("invalid argument '{}' to '{primary}'", lossy(e.as_bytes()))))
+    }
+
+    fn primary(&mut self) -> Result<Expr, ParseError> {
+        let token = self.peek().unwrap_or_default().to_vec();
+        self.pos += 1;
+        let name = lossy(&token);
+        let test = |t: Test| Ok(Expr::Test(t));
+        match name.as_str() {
+            // Options: true wherever they appear, effective for the whole walk.
+            "-maxdepth" | "-mindepth" => {
+                let arg = self.text_argument(&name)?;
+                let depth: u32 = arg.parse().map_err(|_| {
+                    ParseError(format!(
+                        "Expected a positive decimal integer argument to {name}, but got '{arg}'"
+                    ))
+                })?;
+                if name == "-maxdepth" {
+                    self.options.max_depth = Some(depth);
+                } else {
+                    self.options.min_depth = depth;
+                }
+                test(Test::True)
+            }
+            "-depth" | "-d" => {
+                self.options.depth_first = true;
+                self.explicit_depth = true;
+                test(Test::True)
+            }
+            "-xdev" | "-mount" => {
+                self.options.same_file_system = true;
+                test(Test::True)
+            }
+            "-follow" => {
+                self.follow = Follow::Always;
+                test(Test::True)
+            }
+            "-daystart" => {
+                self.day.use_day_start();
+                test(Test::True)
+            }
+            "-ignore_readdir_race" | "-noignore_readdir_race" => {
+                self.options.ignore_readdir_race = name == "-ignore_readdir_race";
+                test(Test::True)
+            }
+            "-noleaf" | "-warn" | "-nowarn" => test(Test::True),
+            "-regextype" => {
+                let arg = self.text_argument(&name)?;
+                self.dialect = Dialect::from_name(&arg).ok_or_else(|| {
+                    ParseError(format!(
+                        "Unknown regular expression type '{arg}'; valid types are {}.",
+                        Dialect::NAMES
+                    ))
+                })?;
+                test(Test::True)
+            }
+            "-true" => test(Test::True),
+            "-false" => test(Test::False),
+            "-name" | "-iname" => {
+                let pattern = self.argument(&name)?;
+                if pattern.contains(&b'/') && pattern != b"/" {
+                    self.warnings.push(format!(
+                        "'{name}' matches only the last component of a path; '{}' contains a '/' and will never match",
+                        lossy(&pattern)
+                    ));
+                }
+                test(Test::Name(Glob::new(&pattern, name == "-iname")))
+            }
+            "-g" => {
+                // Canopy's short form: a glob on the name, case-insensitive unless it has capitals.
+                let pattern = self.argument(&name)?;
+                let smart_case = !pattern.iter().any(u8::is_ascii_uppercase);
+                test(Test::Name(Glob::new(&pattern, smart_case)))
+            }
+            "-path" | "-wholename" | "-ipath" | "-iwholename" => {
+                let pattern = self.argument(&name)?;
+                test(Test::Path(Glob::new(&pattern, name.starts_with("-i"))))
+            }
+            "-lname" | "-ilname" => {
+                let pattern = self.argument(&name)?;
+                test(Test::LinkName(Glob::new(&pattern, name == "-ilname")))
+            }
+            "-regex" | "-iregex" => {
+                let pattern = self.argument(&name)?;
+                let regex = compile(&pattern, self.dialect, name == "-iregex").map_err(|e| {
+                    ParseError(format!("invalid regular expression '{}': {e}", lossy(&pattern)))
+                })?;
+                test(Test::Regex(regex))
+            }
+            "-type" | "-xtype" => {
+                let arg = self.text_argument(&name)?;
+                test(Test::Type { kinds: parse_types(&arg, &name)?, follow_opposite: name == "-xtype" })
+            }
+            "-size" => {
+                let arg = self.text_argument(&name)?;
+                let (num, unit) =
+                    parse_size(&arg).ok_or_else(|| ParseError(format!("invalid -size argument '{arg}'")))?;
+                test(Test::Size { num, unit })
+            }
+            "-empty" => test(Test::Empty),
+            "-atime" | "-ctime" | "-mtime" | "-amin" | "-cmin" | "-mmin" => {
+                let arg = self.text_argument(&name)?;
+                let field = TimeField::from_letter(token[1]).unwrap_or(TimeField::Modify);
+                let unit = if name.ends_with("min") { 60 } else { DAY };
+                let window =
+                    self.day.window(&arg, unit).map_err(|e| ParseError(format!("{e} to '{name}'")))?;
+                test(Test::Time { field, window })
+            }
+            "-newer" | "-anewer" | "-cnewer" => {
+                let file = self.argument(&name)?;
+                let field = match name.as_str() {
+                    "-anewer" => TimeField::Access,
+                    "-cnewer" => TimeField::Change,
+                    _ => TimeField::Modify,
+                };
+                let reference = TimeField::Modify.of(&self.stat_reference(&file)?);
+                test(Test::Newer { field, reference })
+            }
+            n if n.starts_with("-newer") && n.len() == 8 => {
+                let (x, y) = (token[6], token[7]);
+                let field = TimeField::from_letter(x).ok_or_else(|| unsupported_newer(n))?;
+                let arg = self.argument(&name)?;
+                let reference = if y == b't' {
+                    let text = lossy(&arg);
+                    parse_date(&text).ok_or_else(|| {
+                        ParseError(format!("I cannot figure out how to interpret '{text}' as a date or time"))
+                    })?
+                } else {
+                    TimeField::from_letter(y)
+                        .ok_or_else(|| unsupported_newer(n))?
+                        .of(&self.stat_reference(&arg)?)
+                };
+                test(Test::Newer { field, reference })
+            }
+            "-user" => {
+                let arg = self.text_argument(&name)?;
+                let uid = ids::uid_of(&arg)
+                    .or_else(|| arg.parse().ok())
+                    .ok_or_else(|| ParseError(format!("'{arg}' is not the name of a known user")))?;
+                test(Test::User(uid))
+            }
+            "-group" => {
+                let arg = self.text_argument(&name)?;
+                let gid = ids::gid_of(&arg)
+                    .or_else(|| arg.parse().ok())
+                    .ok_or_else(|| ParseError(format!("'{arg}' is not the name of an existing group")))?;
+                test(Test::Group(gid))
+            }
+            "-uid" | "-gid" | "-links" | "-inum" => {
+                let arg = self.text_argument(&name)?;
+                let num = parse_num(&arg)
+                    .ok_or_else(|| ParseError(format!("invalid argument '{arg}' to '{name}'")))?;
+                test(match name.as_str() {
+                    "-uid" => Test::Uid(num),
+                    "-gid" => Test::Gid(num),
+                    "-links" => Test::Links(num),
+                    _ => Test::Inum(num),
+                })
+            }
+            "-nouser" => test(Test::NoUser),
+            "-nogroup" => test(Test::NoGroup),
+            "-perm" => {
+                let arg = self.text_argument(&name)?;
+                let perm = Perm::parse(&arg).map_err(ParseError)?;
+                if perm.kind == crate::mode::PermMatch::Any && perm.bits == [0, 0] {
+                    self.warnings.push(format!(
+                        "you have specified a mode pattern {arg} (which is equivalent to /000). The meaning of \
+                         -perm /000 has now been changed to be consistent with -perm -000; that is, while it used to \
+                         match no files, it now matches all files."
+                    ));
+                }
+                test(Test::Perm(perm))
+            }
+            "-samefile" => {
+                let file = self.argument(&name)?;
+                let meta = self.stat_reference(&file)?;
+                test(Test::SameFile { dev: meta.dev, ino: meta.ino })
+            }
+            "-readable" => test(Test::Readable),
+            "-writable" => test(Test::Writable),
+            "-executable" => test(Test::Executable),
+            "-fstype" => test(Test::FsType(self.argument(&name)?)),
+            "-prune" => Ok(Expr::Prune),
+            "-quit" => Ok(Expr::Quit),
+            "-print" => Ok(self.action(Action::Print { terminator: b'\n', output: Output::Stdout })),
+            "-print0" => Ok(self.action(Action::Print { terminator: 0, output: Output::Stdout })),
+            "-fprint" | "-fprint0" => {
+                let output = self.output_file(&name)?;
+                let terminator = if name == "-fprint0" { 0 } else { b'\n' };
+                Ok(self.action(Action::Print { terminator, output }))
+            }
+            "-printf" => {
+                let format = self.format(&name)?;
+                Ok(self.action(Action::Printf { format, output: Output::Stdout }))
+            }
+            "-fprintf" => {
+                let output = self.output_file(&name)?;
+                let format = self.format(&name)?;
+                Ok(self.action(Action::Printf { format, output }))
+            }
+            "-ls" => Ok(self.action(Action::Ls { output: Output::Stdout })),
+            "-fls" => {
+                let output = self.output_file(&name)?;
+                Ok(self.action(Action::Ls { output }))
+            }
+            "-delete" => Ok(self.action(Action::Delete)),
+            "-exec" | "-execdir" | "-ok" | "-okdir" => {
+                let exec = self.exec(&name)?;
+                Ok(self.action(Action::Exec(exec)))
+            }
+            "-help" | "--help" | "-version" | "--version" => Err(ParseError(format!(
+                "{name} is not an expression; use 'canopy find --help' or 'canopy --version'"
+            ))),
+            _ if token.first() == Some(&b'-') => Err(ParseError(format!("unknown predicate '{name}'"))),
+            _ => Err(ParseError(format!("paths must precede expression: '{name}'"))),
+        }
+    }
+
+    fn action(&mut self, action: Action) -> Expr {
+        self.actions.push(action);
+        Expr::Action(self.actions.len() - 1)
+    }
+
+    fn output_file(&mut self, primary: &str) -> Result<Output, ParseError> {
+        let path = PathBuf::from(<std::ffi::OsString as std::os::unix::ffi::OsStringExt>::from_vec(
+            self.argument(primary)?,
+        ));
+        let index = match self.output_files.iter().position(|p| *p == path) {
+            Some(i) => i,
+            None => {
+                self.output_files.push(path);
+                self.output_files.len() - 1
+            }
+        };
+        Ok(Output::File(index))
+    }
+
+    fn format(&mut self, primary: &str) -> Result<Format, ParseError> {
+        let text = self.argument(primary)?;
+        let (format, warnings) = Format::parse(&text);
+        self.warnings.extend(warnings);
+        Ok(format)
+    }
+
+    /// `-exec COMMAND ;` or `-exec COMMAND {} +` (the `+` form only when `{}` ends the command).
+    fn exec(&mut self, primary: &str) -> Result<Exec, ParseError> {
+        let confirm = primary.starts_with("-ok");
+        let mut argv: Vec<Vec<u8>> = Vec::new();
+        loop {
+            let Some(arg) = self.peek().map(<[u8]>::to_vec) else {
+                return Err(ParseError(format!("missing argument to '{primary}'")));
+            };
+            self.pos += 1;
+            if arg == b";" {
+                break;
+            }
+            if arg == b"+" && argv.last().is_some_and(|a| a == b"{}") && !confirm {
+                if argv[..argv.len() - 1].iter().any(|a| a == b"{}") {
+                    return Err(ParseError(format!(
+                        "only one instance of {{}} is supported with {primary} ... +"
+                    )));
+                }
+                if argv.len() == 1 {
+                    return Err(ParseError(format!("missing argument to '{primary}'")));
+                }
+                return Ok(Exec { argv, batch: true, in_dir: primary.ends_with("dir"), confirm });
+            }
+            argv.push(arg);
+        }
+        if argv.is_empty() {
+            return Err(ParseError(format!("missing argument to '{primary}'")));
+        }
+        Ok(Exec { argv, batch: false, in_dir: primary.ends_with("dir"), confirm })
+    }
+
+    /// Stats a reference file (`-newer`, `-samefile`), following links under -H and -L.
+    fn stat_reference(&self, file: &[u8]) -> Result<canopy_engine::Metadata, ParseError> {
+        stat_path(file, self.follow != Follow::Never)
+            .map_err(|e| ParseError(format!("'{}': {}", lossy(file), errno_message(e))))
+    }
+}
+
+fn unsupported_newer(name: &str) -> ParseError {
+    ParseError(format!("invalid predicate '{name}' (supported: -newerXY with X in a,c,m and Y in a,c,m,t)"))
+}
+
+fn parse_types(arg: &str, primary: &str) -> Result<Vec<FileKind>, ParseError> {
+    let mut kinds = Vec::new();
+    for part in arg.split(',') {
+        let kind = match part {
+            "f" => FileKind::File,
+            "d" => FileKind::Dir,
+            "l" => FileKind::Symlink,
+            "p" => FileKind::Fifo,
+            "s" => FileKind::Socket,
+            "b" => FileKind::BlockDevice,
+            "c" => FileKind::CharDevice,
+            "D" => continue, // doors do not exist on Linux
+            "" => {
+                return Err(ParseError(format!("Arguments to {primary} should contain at least one letter")));
+            }
+            _ => return Err(ParseError(format!("Unknown argument to {primary}: {part}"))),
+        };
+        if kinds.contains(&kind) {
+            return Err(ParseError(format!(
+                "Duplicate file type '{part}' in the argument list to {primary}."
+            )));
+        }
+        kinds.push(kind);
+    }
+    Ok(kinds)
+}
+
+/// `N`, `+N`, `-N`.
+fn parse_num(arg: &str) -> Option<Num> {
+    let (cmp, digits) = match arg.as_bytes().first()? {
+        b'+' => (Cmp::Greater, &arg[1..]),
+        b'-' => (Cmp::Less, &arg[1..]),
+        _ => (Cmp::Equal, arg),
+    };
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some(Num { cmp, value: digits.parse().ok()? })
+}
+
+/// `-size [+-]N[bcwkMG]`: the unit the size is rounded up to before comparing.
+fn parse_size(arg: &str) -> Option<(Num, u64)> {
+    let (number, unit) = match arg.as_bytes().last()? {
+        b'b' => (&arg[..arg.len() - 1], 512),
+        b'c' => (&arg[..arg.len() - 1], 1),
+        b'w' => (&arg[..arg.len() - 1], 2),
+        b'k' => (&arg[..arg.len() - 1], 1024),
+        b'M' => (&arg[..arg.len() - 1], 1 << 20),
+        b'G' => (&arg[..arg.len() - 1], 1 << 30),
+        b'0'..=b'9' => (arg, 512),
+        _ => return None,
+    };
+    Some((parse_num(number)?, unit))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(s: &[&str]) -> Vec<Vec<u8>> {
+        s.iter().map(|a| a.as_bytes().to_vec()).collect()
+    }
+
+    fn p(s: &[&str]) -> Result<Program, ParseError> {
+        parse(&args(s), Timestamp { sec: 1_700_000_000, nsec: 0 }).map(|(p, _)| p)
+    }
+
+    #[test]
+    fn paths_then_expression() {
+        let prog = p(&["-L", "a", "-", "b", "-name", "x"]).unwrap();
+        assert_eq!(prog.follow, Follow::Always);
+        assert_eq!(prog.roots, args(&["a", "-", "b"]));
+        assert_eq!(prog.actions.len(), 1, "implicit -print added");
+        assert_eq!(p(&[]).unwrap().roots, args(&["."]));
+        assert_eq!(p(&[")", "-print"]).unwrap().roots, args(&[")"]), "a leading ')' is a file");
+    }
+
+    #[test]
+    fn usage_errors_like_gnu() {
+        let err = |a: &[&str]| p(a).unwrap_err().0;
+        assert!(err(&["-name"]).contains("missing argument to '-name'"));
+        assert!(err(&["-foo"]).contains("unknown predicate '-foo'"));
+        assert!(err(&["-name", "x", "dir"]).contains("paths must precede expression: 'dir'"));
+        assert!(err(&["(", "-name", "x"]).contains("expecting to find a ')'"));
+        assert!(err(&["-o", "-print"]).contains("binary operator '-o' with nothing before it"));
+        assert!(err(&["-type", "q"]).contains("Unknown argument to -type: q"));
+        assert!(err(&["-exec", "echo", "{}"]).contains("missing argument to '-exec'"));
+        assert!(err(&["-delete", "-prune"]).contains("-delete action automatically turns on -depth"));
+        assert!(p(&["-depth", "-delete", "-prune"]).is_ok());
+        assert!(err(&["-size", "1x"]).contains("invalid -size"));
+    }
+
+    #[test]
+    fn actions_suppress_the_default_print() {
+        let prog = p(&["-name", "x", "-print0"]).unwrap();
+        assert_eq!(prog.actions.len(), 1);
+        let prog = p(&["-name", "x", "-prune"]).unwrap();
+        assert_eq!(prog.actions.len(), 1, "-prune is not an action that suppresses -print");
+        let prog = p(&["-exec", "echo", "{}", "+"]).unwrap();
+        assert!(matches!(&prog.actions[0], Action::Exec(e) if e.batch));
+        assert!(p(&["-exec", "echo", "{}", "+", ";"]).is_err(), "as GNU: '+' after '{{}}' ends it");
+        let prog = p(&["-exec", "echo", "{}", "x", "+", ";"]).unwrap();
+        assert!(matches!(&prog.actions[0], Action::Exec(e) if !e.batch && e.argv.len() == 4));
+    }
+
+    #[test]
+    fn delete_implies_depth_and_options_apply() {
+        let prog = p(&["-maxdepth", "2", "-mindepth", "1", "-xdev", "-delete"]).unwrap();
+        assert!(prog.options.depth_first);
+        assert_eq!(prog.options.max_depth, Some(2));
+        assert_eq!(prog.options.min_depth, 1);
+        assert!(prog.options.same_file_system);
+    }
+
+    #[test]
+    fn sizes_and_numbers() {
+        assert_eq!(parse_size("+1M"), Some((Num { cmp: Cmp::Greater, value: 1 }, 1 << 20)));
+        assert_eq!(parse_size("10"), Some((Num { cmp: Cmp::Equal, value: 10 }, 512)));
+        assert_eq!(parse_size("-3c"), Some((Num { cmp: Cmp::Less, value: 3 }, 1)));
+        assert_eq!(parse_num("+"), None);
+    }
+}

@@ -1,0 +1,195 @@
+//! Time tests (`-mtime`, `-mmin`, `-newer`…) exactly as GNU find computes them: a reference time is
+//! derived when the expression is parsed and each file's time is compared with it.
+
+use canopy_engine::Timestamp;
+
+pub const DAY: i64 = 86_400;
+
+/// Which timestamp of a file a test reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimeField {
+    Access,
+    Change,
+    Modify,
+}
+
+impl TimeField {
+    pub fn from_letter(c: u8) -> Option<Self> {
+        Some(match c {
+            b'a' => TimeField::Access,
+            b'c' => TimeField::Change,
+            b'm' => TimeField::Modify,
+            _ => return None,
+        })
+    }
+
+    pub fn of(self, meta: &canopy_engine::Metadata) -> Timestamp {
+        match self {
+            TimeField::Access => meta.atime,
+            TimeField::Change => meta.ctime,
+            TimeField::Modify => meta.mtime,
+        }
+    }
+}
+
+/// A comparison against a reference time, in GNU's inverted sense (`+N` days ago means *before*).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimeWindow {
+    Before(Timestamp),
+    After(Timestamp),
+    /// After `start` and no more than `length` seconds later.
+    Within {
+        start: Timestamp,
+        length: i64,
+    },
+}
+
+impl TimeWindow {
+    pub fn contains(self, t: Timestamp) -> bool {
+        match self {
+            TimeWindow::Before(r) => t < r,
+            TimeWindow::After(r) => t > r,
+            TimeWindow::Within { start, length } => {
+                let delta = nanos(t) - nanos(start);
+                delta > 0 && delta <= i128::from(length) * 1_000_000_000
+            }
+        }
+    }
+}
+
+fn nanos(t: Timestamp) -> i128 {
+    i128::from(t.sec) * 1_000_000_000 + i128::from(t.nsec)
+}
+
+fn from_nanos(n: i128) -> Timestamp {
+    Timestamp { sec: n.div_euclid(1_000_000_000) as i64, nsec: n.rem_euclid(1_000_000_000) as u32 }
+}
+
+/// The clock find's relative tests measure from: the start time minus a day, or with `-daystart`
+/// the local midnight that began today.
+#[derive(Clone, Copy, Debug)]
+pub struct DayStart {
+    pub origin: Timestamp,
+    pub full_days: bool,
+}
+
+impl DayStart {
+    pub fn new(start: Timestamp) -> Self {
+        DayStart { origin: Timestamp { sec: start.sec - DAY, nsec: start.nsec }, full_days: false }
+    }
+
+    /// `-daystart` (only the first one counts).
+    pub fn use_day_start(&mut self) {
+        if self.full_days {
+            return;
+        }
+        let today = self.origin.sec + DAY;
+        self.origin = Timestamp { sec: today - seconds_since_local_midnight(today), nsec: 0 };
+        self.full_days = true;
+    }
+
+    /// `-atime/-ctime/-mtime N` (units of days) or `-amin/-cmin/-mmin N` (minutes).
+    pub fn window(&self, arg: &str, unit_secs: i64) -> Result<TimeWindow, String> {
+        let (sign, number) = split_sign(arg);
+        let amount: f64 = number.parse().map_err(|_| format!("invalid argument '{arg}'"))?;
+        if !amount.is_finite() || !(0.0..=1e15).contains(&amount) {
+            return Err(format!("invalid argument '{arg}'"));
+        }
+        let mut origin = nanos(self.origin);
+        if unit_secs == DAY {
+            if sign == b'-' {
+                // "-N days" reaches to the end of today.
+                origin += i128::from(DAY - 1) * 1_000_000_000;
+            }
+        } else {
+            origin += i128::from(DAY) * 1_000_000_000;
+        }
+        let reference = from_nanos(origin - (amount * unit_secs as f64 * 1e9) as i128);
+        Ok(match sign {
+            b'+' => TimeWindow::Before(reference),
+            b'-' => TimeWindow::After(reference),
+            _ => TimeWindow::Within { start: reference, length: unit_secs },
+        })
+    }
+}
+
+fn split_sign(arg: &str) -> (u8, &str) {
+    match arg.as_bytes().first() {
+        Some(&c @ (b'+' | b'-')) => (c, &arg[1..]),
+        _ => (0, arg),
+    }
+}
+
+fn seconds_since_local_midnight(t: i64) -> i64 {
+    match crate::clock::local_tm(t) {
+        Some(tm) => i64::from(tm.tm_sec) + 60 * i64::from(tm.tm_min) + 3600 * i64::from(tm.tm_hour),
+        None => t.rem_euclid(DAY),
+    }
+}
+
+/// Parses the date of `-newerXt`: `@SECONDS[.FRACTION]`, `YYYY-MM-DD`, `YYYY-MM-DD HH:MM[:SS[.F]]`
+/// (a `T` may replace the space), in local time.
+pub fn parse_date(text: &str) -> Option<Timestamp> {
+    if let Some(epoch) = text.strip_prefix('@') {
+        let secs: f64 = epoch.parse().ok()?;
+        return Some(from_nanos((secs * 1e9) as i128));
+    }
+    let (date, time) = match text.split_once([' ', 'T']) {
+        Some((d, t)) => (d, t),
+        None => (text, "00:00:00"),
+    };
+    let mut d = date.splitn(3, '-').map(|p| p.parse::<i32>());
+    let (year, month, day) = (d.next()?.ok()?, d.next()?.ok()?, d.next()?.ok()?);
+    let mut t = time.splitn(3, ':');
+    let hour: i32 = t.next()?.parse().ok()?;
+    let minute: i32 = t.next()?.parse().ok()?;
+    let seconds: f64 = t.next().unwrap_or("0").parse().ok()?;
+    let whole = seconds.trunc() as i32;
+    let sec = crate::clock::local_mktime(year, month, day, hour, minute, whole)?;
+    Some(Timestamp { sec, nsec: (seconds.fract() * 1e9) as u32 })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NOW: Timestamp = Timestamp { sec: 1_000_000_000, nsec: 0 };
+
+    fn ago(secs: i64) -> Timestamp {
+        Timestamp { sec: NOW.sec - secs, nsec: 0 }
+    }
+
+    #[test]
+    fn days_like_gnu() {
+        let d = DayStart::new(NOW);
+        // From GNU's observed behaviour: half a day old matches -mtime 0, 1.5 days matches 1 and +0.
+        assert!(d.window("0", DAY).unwrap().contains(ago(DAY / 2)));
+        assert!(!d.window("+0", DAY).unwrap().contains(ago(DAY / 2)));
+        assert!(d.window("1", DAY).unwrap().contains(ago(DAY * 3 / 2)));
+        assert!(d.window("+0", DAY).unwrap().contains(ago(DAY * 3 / 2)));
+        assert!(!d.window("+1", DAY).unwrap().contains(ago(DAY * 3 / 2)));
+        assert!(d.window("-1", DAY).unwrap().contains(ago(DAY / 2)));
+        assert!(d.window("-1", DAY).unwrap().contains(Timestamp { sec: NOW.sec + 100, nsec: 0 }), "future");
+    }
+
+    #[test]
+    fn minutes_like_gnu() {
+        let d = DayStart::new(NOW);
+        // 30 s old: -mmin 0 no, -mmin 1 yes, +0 yes, +1 no; 90 s old: +1 yes.
+        assert!(!d.window("0", 60).unwrap().contains(ago(30)));
+        assert!(d.window("1", 60).unwrap().contains(ago(30)));
+        assert!(d.window("+0", 60).unwrap().contains(ago(30)));
+        assert!(!d.window("+1", 60).unwrap().contains(ago(30)));
+        assert!(d.window("+1", 60).unwrap().contains(ago(90)));
+        assert!(d.window("-1", 60).unwrap().contains(ago(30)));
+        assert!(d.window("x", 60).is_err());
+    }
+
+    #[test]
+    fn dates() {
+        assert_eq!(parse_date("@1000.5"), Some(Timestamp { sec: 1000, nsec: 500_000_000 }));
+        assert!(parse_date("2024-02-03").is_some());
+        assert!(parse_date("2024-02-03 10:20:30.25").is_some());
+        assert!(parse_date("yesterday").is_none());
+    }
+}

@@ -1,0 +1,115 @@
+//! Running find's actions for the evaluator: printing, formatting, deleting, executing.
+
+use super::visitor::{Find, FindState};
+use canopy_engine::{Cx, Entry, Errno, FileKind, Op, WalkError};
+use canopy_expr::{Action, Host, Output};
+use rustix::fs::{AtFlags, CWD, unlinkat};
+
+pub struct FindHost<'a, 'w, 'p> {
+    pub find: &'a Find<'p>,
+    pub cx: &'a mut Cx<'w, Find<'p>>,
+    pub state: &'a mut FindState,
+}
+
+fn sink_index(output: Output) -> usize {
+    match output {
+        Output::Stdout => 0,
+        Output::File(i) => i + 1,
+    }
+}
+
+/// The starting point `entry` was found under (for `%H` and `%P`).
+fn root_of(entry: &Entry<'_, ()>) -> Vec<u8> {
+    match entry.dir() {
+        Some(dir) => dir.ancestors().last().map_or_else(Vec::new, |root| root.path().to_vec()),
+        None => entry.path(),
+    }
+}
+
+impl<'p> Host<()> for FindHost<'_, '_, 'p> {
+    fn action(&mut self, index: usize, entry: &Entry<'_, ()>) -> bool {
+        match &self.find.program.actions[index] {
+            Action::Print { terminator, output } => {
+                self.state.outputs.emit(
+                    sink_index(*output),
+                    || entry.path(),
+                    |out| {
+                        entry.write_path(out);
+                        out.push(*terminator);
+                    },
+                );
+                true
+            }
+            Action::Printf { format, output } => {
+                let root = root_of(entry);
+                let mut failure = None;
+                self.state.outputs.emit(
+                    sink_index(*output),
+                    || entry.path(),
+                    |out| {
+                        if let Err(errno) = format.render(entry, &root, out) {
+                            failure = Some(errno);
+                        }
+                    },
+                );
+                if let Some(errno) = failure {
+                    self.error(entry, errno);
+                }
+                true
+            }
+            Action::Ls { output } => {
+                let (ls, now) = (&mut self.state.ls, self.find.program.start);
+                let mut failure = None;
+                self.state.outputs.emit(
+                    sink_index(*output),
+                    || entry.path(),
+                    |out| {
+                        if let Err(errno) = ls.render(entry, now, out) {
+                            failure = Some(errno);
+                        }
+                    },
+                );
+                if let Some(errno) = failure {
+                    self.error(entry, errno);
+                }
+                true
+            }
+            Action::Delete => self.delete(entry),
+            Action::Exec(exec) => {
+                self.state.outputs.flush();
+                if exec.batch {
+                    self.state.batches.add(self.find, index, exec, entry);
+                    true
+                } else {
+                    self.find.exec.run_one(exec, entry)
+                }
+            }
+        }
+    }
+
+    fn error(&mut self, entry: &Entry<'_, ()>, errno: Errno) {
+        self.cx.report(WalkError::io(entry.path(), Op::Stat, errno));
+    }
+}
+
+impl FindHost<'_, '_, '_> {
+    /// `-delete`: unlink relative to the parent directory; directories were reached after their
+    /// contents (`-delete` implies `-depth`). Like GNU find, `.` itself is never removed.
+    fn delete(&mut self, entry: &Entry<'_, ()>) -> bool {
+        if entry.is_root() && entry.file_name() == b"." {
+            return true;
+        }
+        let flags = if entry.kind() == FileKind::Dir { AtFlags::REMOVEDIR } else { AtFlags::empty() };
+        let result = match entry.dir_fd() {
+            Some(fd) => unlinkat(fd, entry.name_cstr(), flags),
+            None => unlinkat(CWD, entry.name_cstr(), flags),
+        };
+        match result {
+            Ok(()) => true,
+            Err(errno) => {
+                self.cx.report(WalkError::io(entry.path(), Op::Tool("delete"), errno));
+                false
+            }
+        }
+    }
+}
