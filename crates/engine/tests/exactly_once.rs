@@ -124,3 +124,37 @@ fn jobs_finish_before_their_directory_is_left() {
         assert_eq!(left, want, "threads {threads}");
     }
 }
+
+/// Records which worker visited each entry of one big directory, slowing each visit a little so the
+/// reader cannot finish alone.
+struct WhoVisits;
+
+impl Visitor for WhoVisits {
+    type State = std::collections::BTreeSet<usize>;
+    type DirData = ();
+    type Job = ();
+
+    fn new_state(&self) -> Self::State {
+        Default::default()
+    }
+
+    fn visit(&self, cx: &mut Cx<'_, Self>, workers: &mut Self::State, entry: &Entry<'_, ()>) -> Action {
+        if !entry.is_root() {
+            std::thread::sleep(std::time::Duration::from_micros(200));
+            workers.insert(cx.worker());
+        }
+        Action::Continue
+    }
+}
+
+#[test]
+fn a_big_directory_is_shared_by_several_workers() {
+    let tmp = tempfile::tempdir().unwrap();
+    for i in 0..3000 {
+        std::fs::write(tmp.path().join(format!("f{i}")), b"").unwrap();
+    }
+    let opts = options(4, SplitMode::Random, 64);
+    let outcome = walk(&[tmp.path().as_os_str().as_bytes().to_vec()], &opts, &WhoVisits);
+    let workers: std::collections::BTreeSet<usize> = outcome.states.into_iter().flatten().collect();
+    assert!(workers.len() >= 2, "entries of one directory visited by workers {workers:?}");
+}
