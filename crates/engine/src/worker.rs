@@ -1,198 +1,26 @@
-//! The walk driver: roots, directory reads, big-directory chunks, jobs, post-order completion, and the
-//! controller that grows the worker count and reports progress.
+//! What a worker does with each task: visit roots and entries, read directories (sharing out big
+//! ones in chunks), run jobs, and finish directories in post-order.
 
 use crate::chunk::Chunk;
+use crate::cx::Cx;
 use crate::entry::Entry;
 use crate::error::{ErrorKind, Op, WalkError};
 use crate::meta::FileKind;
 use crate::node::{DirFd, DirNode};
-use crate::options::{Follow, WalkOptions, WalkProgress};
-use crate::sched::{SAMPLE_INTERVAL, Scheduler, ThreadPolicy, UtilizationSampler};
-use crate::sys::{FsClass, classify_fs, open_path};
+use crate::options::Follow;
+use crate::session::Shared;
+use crate::sys::{thread_io_ns, timed_readdir};
+use crate::task::Task;
 use crate::visitor::{Action, Visitor};
-use crossbeam_utils::CachePadded;
 use rustix::fd::AsFd;
 use rustix::fs::RawDir;
-use serde::Serialize;
 use std::ffi::CString;
 use std::mem::MaybeUninit;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::Instant;
+use std::sync::atomic::Ordering;
 
 /// Bytes of `getdents64` buffer per worker: big directories come back in few system calls.
 const DIRENT_BUFFER: usize = 64 * 1024;
-
-/// Work the pool schedules.
-pub(crate) enum Task<V: Visitor> {
-    /// Stat and visit the starting point with this index.
-    Root(usize),
-    /// Read a directory.
-    Read(Arc<DirNode<V::DirData>>),
-    /// Visit a chunk of a big directory's entries.
-    Chunk(Box<Chunk>, Arc<DirNode<V::DirData>>),
-    /// A visitor's follow-up job, optionally counted toward a directory's completion.
-    Job(V::Job, Option<Arc<DirNode<V::DirData>>>),
-}
-
-#[derive(Default)]
-struct Counters {
-    entries: AtomicU64,
-    dirs: AtomicU64,
-    errors: AtomicU64,
-}
-
-/// What a walk leaves behind: every worker's state for the tool to merge, and the totals.
-pub struct WalkOutcome<S> {
-    pub states: Vec<S>,
-    /// Failures reported (each already shown through [`Visitor::error`]).
-    pub errors: u64,
-    /// Whether a visitor stopped the walk early ([`Cx::quit`]).
-    pub quit: bool,
-    pub stats: WalkStats,
-}
-
-/// Totals of a walk, for summaries and `--stats`.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct WalkStats {
-    pub entries: u64,
-    pub dirs: u64,
-    pub threads: usize,
-    pub steal_requests: u64,
-    pub steals: u64,
-    pub idle_secs: f64,
-    pub elapsed_secs: f64,
-}
-
-pub(crate) struct Shared<'a, V: Visitor> {
-    visitor: &'a V,
-    options: &'a WalkOptions,
-    roots: &'a [CString],
-    sched: Scheduler<Task<V>>,
-    counters: Box<[CachePadded<Counters>]>,
-    quit: AtomicBool,
-}
-
-/// The handle a visitor gets with each call: schedule jobs, report errors, stop the walk.
-pub struct Cx<'w, V: Visitor> {
-    shared: &'w Shared<'w, V>,
-    worker: usize,
-}
-
-impl<V: Visitor> Cx<'_, V> {
-    /// Index of the worker thread running this call.
-    pub fn worker(&self) -> usize {
-        self.worker
-    }
-
-    /// Schedules a job on the pool.
-    pub fn spawn(&mut self, job: V::Job) {
-        self.shared.sched.push(self.worker, Task::Job(job, None));
-    }
-
-    /// Schedules a job that must finish before `dir`'s post-order [`Visitor::leave_dir`].
-    pub fn spawn_in(&mut self, dir: &Arc<DirNode<V::DirData>>, job: V::Job) {
-        dir.add_pending(1);
-        self.shared.sched.push(self.worker, Task::Job(job, Some(Arc::clone(dir))));
-    }
-
-    /// Shows a failure through [`Visitor::error`] and counts it toward the exit status if the
-    /// visitor says it counts.
-    pub fn report(&mut self, error: WalkError) {
-        if self.shared.visitor.error(&error) {
-            self.shared.counters[self.worker].errors.fetch_add(1, Ordering::Relaxed);
-        }
-    }
-
-    /// Stops the walk as soon as every worker finishes its current call (find's `-quit`).
-    pub fn quit(&mut self) {
-        self.shared.quit.store(true, Ordering::SeqCst);
-        self.shared.sched.stop();
-    }
-
-    pub fn is_quitting(&self) -> bool {
-        self.shared.quit.load(Ordering::Relaxed)
-    }
-
-    /// The walk's options (follow mode, depth limits…).
-    pub fn options(&self) -> &WalkOptions {
-        self.shared.options
-    }
-}
-
-/// Walks `roots` in parallel, calling `visitor` for every entry. Roots are paths as bytes, of any
-/// length; errors are reported and counted, never fatal.
-pub fn walk<V: Visitor>(roots: &[Vec<u8>], options: &WalkOptions, visitor: &V) -> WalkOutcome<V::State> {
-    let roots: Vec<CString> = roots.iter().map(|r| CString::new(r.clone()).unwrap_or_default()).collect();
-    let policy = initial_policy(options.threads, &roots);
-    let shared = Shared {
-        visitor,
-        options,
-        roots: &roots,
-        sched: Scheduler::new(policy.max(), options.split),
-        counters: (0..policy.max()).map(|_| CachePadded::new(Counters::default())).collect(),
-        quit: AtomicBool::new(false),
-    };
-    shared.sched.inject((0..roots.len()).map(Task::Root).collect());
-    if roots.is_empty() {
-        shared.sched.stop();
-    }
-    let started = Instant::now();
-    let states = run_pool(&shared, policy, started);
-    let stats = shared.stats(started);
-    WalkOutcome {
-        states,
-        errors: shared.counters.iter().map(|c| c.errors.load(Ordering::Relaxed)).sum(),
-        quit: shared.quit.load(Ordering::Relaxed),
-        stats,
-    }
-}
-
-/// A remote file system under the first root starts the adaptive policy high.
-fn initial_policy(policy: ThreadPolicy, roots: &[CString]) -> ThreadPolicy {
-    let Some(first) = roots.first() else {
-        return policy;
-    };
-    match open_path(first.to_bytes(), true).map(|fd| classify_fs(&fd)) {
-        Ok(FsClass::Remote(_)) => policy.for_remote_fs(),
-        _ => policy,
-    }
-}
-
-/// Runs the workers; the calling thread is the controller: it samples utilisation to grow the pool
-/// and feeds the progress display until the pool stops.
-fn run_pool<V: Visitor>(shared: &Shared<'_, V>, policy: ThreadPolicy, started: Instant) -> Vec<V::State> {
-    std::thread::scope(|scope| {
-        let mut handles = Vec::new();
-        let spawn = |handles: &mut Vec<_>| {
-            if let Some(index) = shared.sched.add_worker() {
-                handles.push(scope.spawn(move || shared.run_worker(index)));
-            }
-        };
-        for _ in 0..policy.initial() {
-            spawn(&mut handles);
-        }
-        let mut sampler = UtilizationSampler::default();
-        while !shared.sched.wait_stopped(SAMPLE_INTERVAL) {
-            let sched = &shared.sched;
-            let target =
-                policy.target(sched.workers(), sched.idle_workers(), sched.queued(), sampler.sample());
-            while shared.sched.workers() < target {
-                spawn(&mut handles);
-            }
-            if let Some(progress) = &shared.options.progress {
-                progress(&shared.progress(started));
-            }
-        }
-        if let Some(progress) = &shared.options.progress {
-            progress(&shared.progress(started));
-        }
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
-            .collect()
-    })
-}
 
 /// Per-thread scratch space of a worker.
 struct Worker<S> {
@@ -203,7 +31,7 @@ struct Worker<S> {
 }
 
 impl<'a, V: Visitor> Shared<'a, V> {
-    fn run_worker(&'a self, index: usize) -> V::State {
+    pub(crate) fn run_worker(&'a self, index: usize) -> V::State {
         let mut rng = fastrand::Rng::with_seed(0x9e37_79b9_7f4a_7c15 ^ index as u64);
         let mut worker = Worker {
             index,
@@ -211,9 +39,10 @@ impl<'a, V: Visitor> Shared<'a, V> {
             dirents: vec![MaybeUninit::uninit(); DIRENT_BUFFER],
             spare: Chunk::with_capacity(self.options.chunk_size),
         };
+        let counters = &self.counters[index];
         while let Some(task) = self.sched.next(index, &mut rng) {
             match task {
-                Task::Root(i) => self.visit_root(&mut worker, i),
+                Task::Root(path) => self.visit_root(&mut worker, &path),
                 Task::Read(node) => self.read_dir(&mut worker, node),
                 Task::Chunk(chunk, node) => self.visit_chunk_task(&mut worker, &chunk, node),
                 Task::Job(job, dir) => {
@@ -222,7 +51,15 @@ impl<'a, V: Visitor> Shared<'a, V> {
                         self.finish(&mut worker, dir);
                     }
                 }
+                Task::Complete(node, data) => {
+                    self.visitor.absorb(&node.data, data);
+                    self.finish(&mut worker, node);
+                }
             }
+            let (readdir_ns, stat_ns) = thread_io_ns();
+            counters.readdir_ns.store(readdir_ns, Ordering::Relaxed);
+            counters.stat_ns.store(stat_ns, Ordering::Relaxed);
+            counters.tasks.fetch_add(1, Ordering::Relaxed);
             self.sched.task_done();
         }
         worker.state
@@ -240,8 +77,7 @@ impl<'a, V: Visitor> Shared<'a, V> {
         self.quit.load(Ordering::Relaxed)
     }
 
-    fn visit_root(&'a self, worker: &mut Worker<V::State>, index: usize) {
-        let path = &self.roots[index];
+    fn visit_root(&'a self, worker: &mut Worker<V::State>, path: &CString) {
         let entry = Entry::root(path, self.options.follow != Follow::Never);
         if let Err(errno) = entry.metadata() {
             self.report(worker.index, WalkError::io(path.to_bytes().to_vec(), Op::Stat, errno));
@@ -308,10 +144,7 @@ impl<'a, V: Visitor> Shared<'a, V> {
                 return false;
             }
         };
-        let ancestor =
-            parent.ancestors().find(|a| a.metadata().is_some_and(|m| m.file_id() == meta.file_id()));
-        if let Some(ancestor) = ancestor {
-            let ancestor = ancestor.path().to_vec();
+        if let Some(ancestor) = parent.ancestor_with_id(meta.file_id()) {
             self.report(worker, WalkError { path: entry.path(), kind: ErrorKind::Loop { ancestor } });
             return false;
         }
@@ -354,10 +187,14 @@ impl<'a, V: Visitor> Shared<'a, V> {
         };
         let mut chunk = std::mem::take(&mut worker.spare);
         let mut entries = RawDir::new(&fd, &mut worker.dirents);
-        while let Some(next) = entries.next() {
+        loop {
+            // Only a call that refills the buffer is a system call worth timing.
+            let next =
+                if entries.is_buffer_empty() { timed_readdir(|| entries.next()) } else { entries.next() };
             let dirent = match next {
-                Ok(dirent) => dirent,
-                Err(errno) => {
+                None => break,
+                Some(Ok(dirent)) => dirent,
+                Some(Err(errno)) => {
                     self.report(worker.index, WalkError::io(node.path().to_vec(), Op::ReadDir, errno));
                     break;
                 }
@@ -410,11 +247,18 @@ impl<'a, V: Visitor> Shared<'a, V> {
         }
     }
 
-    /// Finishes one unit of `node`'s pending work; the last one runs the post-order hook and
-    /// propagates to the parent.
+    /// Finishes one unit of `node`'s pending work. The last one runs the post-order hook and
+    /// propagates to the parent — or, for a directory imported from another process, queues the
+    /// report back to that process, which runs the hook where the directory's parent lives.
     fn finish(&'a self, worker: &mut Worker<V::State>, node: Arc<DirNode<V::DirData>>) {
         let mut node = node;
         while node.release() {
+            if node.import().is_some() {
+                node.drop_cached_fd();
+                self.finished_imports.lock().unwrap_or_else(|e| e.into_inner()).push(node);
+                self.sched.notify_controller();
+                return;
+            }
             if !self.quitting() {
                 self.visitor.leave_dir(&mut self.cx(worker.index), &mut worker.state, &node);
             }
@@ -423,35 +267,6 @@ impl<'a, V: Visitor> Shared<'a, V> {
                 Some(parent) => node = Arc::clone(parent),
                 None => return,
             }
-        }
-    }
-
-    fn progress(&self, started: Instant) -> WalkProgress {
-        let sum =
-            |f: fn(&Counters) -> &AtomicU64| self.counters.iter().map(|c| f(c).load(Ordering::Relaxed)).sum();
-        WalkProgress {
-            entries: sum(|c| &c.entries),
-            dirs: sum(|c| &c.dirs),
-            errors: sum(|c| &c.errors),
-            threads: self.sched.workers(),
-            elapsed: started.elapsed(),
-        }
-    }
-
-    fn stats(&self, started: Instant) -> WalkStats {
-        let progress = self.progress(started);
-        let workers = self.sched.workers();
-        let steal = |f: fn(&crate::sched::StealStats) -> &AtomicU64| -> u64 {
-            (0..workers).map(|w| f(self.sched.stats(w)).load(Ordering::Relaxed)).sum()
-        };
-        WalkStats {
-            entries: progress.entries,
-            dirs: progress.dirs,
-            threads: workers,
-            steal_requests: steal(|s| &s.requests),
-            steals: steal(|s| &s.fruitful),
-            idle_secs: steal(|s| &s.idle_ns) as f64 / 1e9,
-            elapsed_secs: progress.elapsed.as_secs_f64(),
         }
     }
 }
