@@ -206,8 +206,10 @@ fn agrees_with_clustershell_on_generated_inputs() {
     for ((kind, text), answer) in requests.iter().zip(&answers) {
         let ours: Result<(String, String, u64), String> = match kind.as_str() {
             "nodeset" => NodeSet::parse(text).map(|s| (s.to_string(), s.folded(Some(3)), s.len())),
-            "names" => NodeSet::from_names(text.split(' '))
-                .map(|s| (s.to_string(), s.folded(Some(3)), s.len())),
+            "names" => {
+                let set = NodeSet::from_names(text.split(' '));
+                Ok((set.to_string(), set.folded(Some(3)), set.len()))
+            }
             _ => RangeSet::parse(text).map(|s| (s.to_string(), s.folded(Some(3)), s.len())),
         }
         .map_err(|e| e.to_string());

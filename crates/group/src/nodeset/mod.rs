@@ -195,22 +195,23 @@ impl NodeSet {
 
     /// The set of the given host names, each taken literally (digit runs become indices, nothing else is
     /// special).
-    pub fn from_names<S: AsRef<str>>(
-        names: impl IntoIterator<Item = S>,
-    ) -> Result<Self, ParseError> {
+    pub fn from_names<S: AsRef<str>>(names: impl IntoIterator<Item = S>) -> Self {
         let mut set = NodeSet::new();
         for name in names {
-            set.insert(name.as_ref())?;
+            set.insert(name.as_ref());
         }
-        Ok(set)
+        set
     }
 
-    /// Adds one host name, taken literally.
-    pub fn insert(&mut self, name: &str) -> Result<(), ParseError> {
-        let (parts, axes) = parse::scan_single(name)?;
-        let one = NodeSet::single(Pattern::new(parts), Names::from_axes(axes));
+    /// Adds one host name, taken literally. A name whose digit run does not fit 64 bits is kept as plain
+    /// text; an empty name is ignored.
+    pub fn insert(&mut self, name: &str) {
+        let one = match parse::scan_single(name) {
+            Ok((parts, axes)) => NodeSet::single(Pattern::new(parts), Names::from_axes(axes)),
+            Err(_) if name.is_empty() => return,
+            Err(_) => NodeSet::single(Pattern::new(vec![name.to_owned()]), Names::Plain),
+        };
         *self = self.union(&one);
-        Ok(())
     }
 
     fn single(pattern: Pattern, names: Names) -> Self {
@@ -231,7 +232,8 @@ impl NodeSet {
     }
 
     pub fn contains(&self, name: &str) -> bool {
-        NodeSet::from_names([name]).is_ok_and(|one| !one.is_empty() && one.is_subset(self))
+        let one = NodeSet::from_names([name]);
+        !one.is_empty() && one.is_subset(self)
     }
 
     pub fn is_subset(&self, other: &NodeSet) -> bool {
