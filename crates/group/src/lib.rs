@@ -43,6 +43,7 @@
 //! ```
 
 pub mod aggr;
+pub mod cli;
 mod group;
 mod host;
 mod node;
