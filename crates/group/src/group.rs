@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 /// One member of a group: a file on a host.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Member {
+    /// The host's name.
     pub host: String,
     /// The path under the host's root, as an absolute path.
     pub path: PathBuf,
@@ -36,15 +37,20 @@ struct HostSpan {
 /// A file that failed to open, or a path that named nothing, on one host.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OpenFailure {
+    /// The host's name.
     pub host: String,
+    /// The path as the group names it.
     pub path: PathBuf,
+    /// Why it failed.
     pub errno: Errno,
 }
 
 /// What gopen found: how many members opened, what failed, which hosts did not answer.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OpenReport {
+    /// Number of members that opened.
     pub opened: u64,
+    /// Files that did not open and paths that named nothing, per host.
     pub failures: Vec<OpenFailure>,
     /// Hosts that did not answer in time, named `rank<N>` (their names were never heard).
     pub missing: NodeSet,
@@ -92,8 +98,11 @@ impl OpenReport {
 /// Members that ended an operation with the same failure.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Failure {
+    /// The failure.
     pub status: MemberStatus,
+    /// The members that had it.
     pub members: RangeSet,
+    /// Their hosts.
     pub hosts: NodeSet,
 }
 
@@ -108,6 +117,7 @@ pub struct Outcome {
 }
 
 impl Outcome {
+    /// The operation this is the outcome of.
     pub fn kind(&self) -> OpKind {
         self.kind
     }
@@ -312,17 +322,18 @@ impl<'rt, T: Transport> Group<'rt, T> {
 
     /// The hosts holding the given members.
     pub fn hosts_of(&self, members: &RangeSet) -> NodeSet {
-        NodeSet::from_names(
-            self.hosts
-                .iter()
-                .filter(|h| {
-                    h.count > 0
-                        && !members
-                            .intersection(&RangeSet::from_span(h.first, h.first + h.count - 1))
-                            .is_empty()
-                })
-                .map(|h| h.name.as_str()),
-        )
+        let mut names = Vec::new();
+        for member in members.values() {
+            // The last host starting at or before `member` holds it (hosts are in member order).
+            let after = self.hosts.partition_point(|h| h.first <= member);
+            if let Some(host) = after.checked_sub(1).map(|i| &self.hosts[i])
+                && member < host.first + host.count
+                && names.last() != Some(&host.name.as_str())
+            {
+                names.push(host.name.as_str());
+            }
+        }
+        NodeSet::from_names(names)
     }
 
     /// Binds an aggregation to an operation of this group (`gbindaggr`).
@@ -340,6 +351,7 @@ impl<'rt, T: Transport> Group<'rt, T> {
         self.run(FileOp::Read { len })
     }
 
+    /// Reads up to `len` bytes from every member at `offset`; data: concatenation by default.
     pub fn pread(&mut self, len: u64, offset: u64) -> Result<Outcome, GroupError> {
         self.run(FileOp::Pread { len, offset })
     }
@@ -351,6 +363,7 @@ impl<'rt, T: Transport> Group<'rt, T> {
         })
     }
 
+    /// Writes `data` to every member at `offset`.
     pub fn pwrite(&mut self, data: &[u8], offset: u64) -> Result<Outcome, GroupError> {
         self.run(FileOp::Pwrite {
             data: data.to_vec(),
@@ -358,6 +371,7 @@ impl<'rt, T: Transport> Group<'rt, T> {
         })
     }
 
+    /// Moves every member's offset; status: the common offset (equal) by default.
     pub fn lseek(&mut self, offset: i64, whence: Whence) -> Result<Outcome, GroupError> {
         self.run(FileOp::Lseek { offset, whence })
     }
@@ -367,10 +381,12 @@ impl<'rt, T: Transport> Group<'rt, T> {
         self.run(FileOp::Fstat)
     }
 
+    /// Flushes every member to stable storage.
     pub fn fsync(&mut self) -> Result<Outcome, GroupError> {
         self.run(FileOp::Fsync)
     }
 
+    /// Sets every member's length.
     pub fn ftruncate(&mut self, len: u64) -> Result<Outcome, GroupError> {
         self.run(FileOp::Ftruncate { len })
     }

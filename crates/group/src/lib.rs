@@ -42,6 +42,8 @@
 //! assert_eq!(outcome.status_value().unwrap(), Some(24)); // 4 members × 6 bytes
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod aggr;
 pub mod cli;
 mod group;

@@ -268,7 +268,7 @@ impl<T: Transport> Node<T> {
                 self.host.name()
             )));
         };
-        let mut parts = vec![local_partial(&results, &status_aggr, data_aggr.as_ref())];
+        let mut parts = vec![local_partial(results, &status_aggr, data_aggr.as_ref())];
         let replies = self.collect(seq, &reached, timing.collect_until)?;
         let mut missing = RangeSet::new();
         let mut lost = Vec::new();
@@ -411,7 +411,7 @@ type Resolved = Result<Arc<dyn ErasedAggregation>, AggrError>;
 
 /// This host's partial: every member's status, and the aggregations over the members that succeeded.
 fn local_partial(
-    results: &[MemberResult],
+    results: Vec<MemberResult>,
     status_aggr: &Resolved,
     data_aggr: Option<&Resolved>,
 ) -> OpPartial {
@@ -419,11 +419,11 @@ fn local_partial(
     let mut status_values = Vec::new();
     let mut data_values = Vec::new();
     for (member, status, data) in results {
-        classes.entry(*status).or_default().push(*member);
+        classes.entry(status).or_default().push(member);
         if let MemberStatus::Ok(value) = status {
-            status_values.push((*member, Value::Int(*value)));
+            status_values.push((member, Value::Int(value)));
             if let Some(data) = data {
-                data_values.push((*member, data.clone()));
+                data_values.push((member, data));
             }
         }
     }

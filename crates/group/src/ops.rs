@@ -10,16 +10,23 @@ use std::ops::BitOr;
 pub struct OpenFlags(u32);
 
 impl OpenFlags {
+    /// Open for reading only (`O_RDONLY`).
     pub const RDONLY: OpenFlags = OpenFlags(0);
+    /// Open for writing only (`O_WRONLY`).
     pub const WRONLY: OpenFlags = OpenFlags(1);
+    /// Open for reading and writing (`O_RDWR`).
     pub const RDWR: OpenFlags = OpenFlags(2);
     const ACCESS_MODE: u32 = 3;
+    /// Create missing files (`O_CREAT`), with the mode given to gopen.
     pub const CREAT: OpenFlags = OpenFlags(1 << 2);
+    /// Truncate to zero length on open (`O_TRUNC`).
     pub const TRUNC: OpenFlags = OpenFlags(1 << 3);
+    /// Every write goes to the end of the file (`O_APPEND`).
     pub const APPEND: OpenFlags = OpenFlags(1 << 4);
     /// Succeed when any member opens (the paper's `O_BESTEFFORT`); by default gopen fails unless all do.
     pub const BESTEFFORT: OpenFlags = OpenFlags(1 << 5);
 
+    /// Whether every flag of `other` is set (`RDONLY` is always contained, being 0).
     pub fn contains(self, other: OpenFlags) -> bool {
         self.0 & other.0 == other.0
     }
@@ -43,8 +50,11 @@ impl BitOr for OpenFlags {
 /// Origin of an [`FileOp::Lseek`] offset.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Whence {
+    /// From the start of the file (`SEEK_SET`).
     Set,
+    /// From the current offset (`SEEK_CUR`).
     Cur,
+    /// From the end of the file (`SEEK_END`).
     End,
 }
 
@@ -53,47 +63,73 @@ pub enum Whence {
 pub enum FileOp {
     /// Read up to `len` bytes at each member's offset (short only at end of file).
     Read {
+        /// Most bytes to read per member.
         len: u64,
     },
+    /// Read up to `len` bytes at `offset`, leaving the offset alone.
     Pread {
+        /// Most bytes to read per member.
         len: u64,
+        /// Where to read from.
         offset: u64,
     },
     /// Write the same bytes to every member at its offset.
     Write {
+        /// The bytes every member receives.
         data: Vec<u8>,
     },
+    /// Write the same bytes to every member at `offset`, leaving the offset alone.
     Pwrite {
+        /// The bytes every member receives.
         data: Vec<u8>,
+        /// Where to write.
         offset: u64,
     },
+    /// Move every member's offset; the status is the new offset.
     Lseek {
+        /// Distance from `whence`.
         offset: i64,
+        /// Origin of `offset`.
         whence: Whence,
     },
+    /// Stat every member; the data is a [`crate::FileStat`].
     Fstat,
+    /// Flush every member to stable storage.
     Fsync,
+    /// Set every member's length.
     Ftruncate {
+        /// The new length.
         len: u64,
     },
+    /// Close every member; the group is gone afterwards.
     Close,
 }
 
 /// The kind of a [`FileOp`], to which aggregations are bound.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum OpKind {
+    /// [`FileOp::Read`]
     Read,
+    /// [`FileOp::Pread`]
     Pread,
+    /// [`FileOp::Write`]
     Write,
+    /// [`FileOp::Pwrite`]
     Pwrite,
+    /// [`FileOp::Lseek`]
     Lseek,
+    /// [`FileOp::Fstat`]
     Fstat,
+    /// [`FileOp::Fsync`]
     Fsync,
+    /// [`FileOp::Ftruncate`]
     Ftruncate,
+    /// [`FileOp::Close`]
     Close,
 }
 
 impl FileOp {
+    /// Which operation this is.
     pub fn kind(&self) -> OpKind {
         match self {
             FileOp::Read { .. } => OpKind::Read,
@@ -110,6 +146,7 @@ impl FileOp {
 }
 
 impl OpKind {
+    /// Every operation kind.
     pub const ALL: [OpKind; 9] = [
         OpKind::Read,
         OpKind::Pread,
@@ -141,7 +178,9 @@ impl OpKind {
 /// stat).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum AggrType {
+    /// The aggregation of members' return values (the group status result).
     Status,
+    /// The aggregation of members' output (the group data result).
     Data,
 }
 

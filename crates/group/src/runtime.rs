@@ -56,6 +56,7 @@ impl<T: Transport> Runtime<T> {
         })
     }
 
+    /// How long an operation waits for the hosts.
     pub fn timeout(&self) -> Duration {
         self.timeout.get()
     }

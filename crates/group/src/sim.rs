@@ -24,8 +24,11 @@ pub struct Simulation {
     pub host_name: String,
     /// Consecutive ranks per simulated physical node, for the tree's per-node level.
     pub ranks_per_node: usize,
+    /// Fan-out of the aggregation tree.
     pub fanout: Fanout,
+    /// How long operations wait for the hosts.
     pub timeout: Duration,
+    /// Rust aggregations every simulated host can run.
     pub registry: Registry,
 }
 

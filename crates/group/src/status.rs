@@ -33,6 +33,7 @@ pub enum MemberStatus {
 }
 
 impl MemberStatus {
+    /// True for [`MemberStatus::Ok`].
     pub fn is_ok(&self) -> bool {
         matches!(self, MemberStatus::Ok(_))
     }

@@ -118,6 +118,7 @@ impl Topology {
         Topology::new(&labels, fanout)
     }
 
+    /// Number of ranks.
     pub fn size(&self) -> usize {
         self.parent.len()
     }
@@ -127,6 +128,7 @@ impl Topology {
         self.parent[rank]
     }
 
+    /// The children of `rank`, in member order.
     pub fn children(&self, rank: Rank) -> &[Rank] {
         &self.children[rank]
     }

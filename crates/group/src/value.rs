@@ -20,14 +20,19 @@ pub enum Value {
 /// cannot, so they are left out).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct FileStat {
+    /// Size in bytes.
     pub size: u64,
     /// File type and permission bits (`st_mode`).
     pub mode: u32,
+    /// Owner.
     pub uid: u32,
+    /// Group.
     pub gid: u32,
+    /// Number of hard links.
     pub nlink: u64,
     /// Modification time, seconds since the epoch.
     pub mtime: i64,
+    /// Nanoseconds of the modification time.
     pub mtime_nsec: u32,
 }
 
@@ -35,6 +40,7 @@ impl FileStat {
     /// Names of the numeric columns of a stat, in [`Value::numbers`] order.
     pub const COLUMNS: [&'static str; 6] = ["size", "mode", "uid", "gid", "nlink", "mtime"];
 
+    /// The portable fields of `meta`.
     pub fn from_metadata(meta: &std::fs::Metadata) -> FileStat {
         use std::os::unix::fs::MetadataExt;
         FileStat {

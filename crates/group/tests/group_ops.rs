@@ -552,7 +552,7 @@ fn a_host_that_never_answers_is_a_named_missing_set_within_the_timeout() {
         }
         let mut fifo = Fifo::new(hosts.path(2, "/var/log/app"));
         let mut simulation = hosts.simulation(fanout, 1);
-        simulation.timeout = Duration::from_millis(600);
+        simulation.timeout = Duration::from_secs(1);
         let cluster = simulation.start().unwrap();
         // With fan-out 2, rank 2 is the parent of rank 3: a hung inner node takes its subtree with it.
         let topology = Topology::uniform(8, fanout);
@@ -565,7 +565,7 @@ fn a_host_that_never_answers_is_a_named_missing_set_within_the_timeout() {
         let err = group.read(100).expect_err("host 2 hangs");
         let elapsed = start.elapsed();
         assert!(
-            elapsed < Duration::from_millis(600),
+            elapsed < Duration::from_secs(1),
             "answered after {elapsed:?}"
         );
         let GroupError::Members(outcome) = &err else {
@@ -616,7 +616,7 @@ fn a_hung_host_at_gopen_is_missing_and_best_effort_goes_on_without_it() {
     // SAFETY: valid NUL-terminated path.
     assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o644) }, 0);
     let mut simulation = hosts.simulation(Fanout::Flat, 1);
-    simulation.timeout = Duration::from_millis(400);
+    simulation.timeout = Duration::from_secs(1);
     let cluster = simulation.start().unwrap();
     let err = cluster
         .runtime()

@@ -46,11 +46,14 @@ impl Aggregation for Sum {
 /// A running average: the sum and the number of values, so that merging never averages averages.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SumCount {
+    /// Sum of the values.
     pub sum: Decimal,
+    /// Number of values.
     pub count: u64,
 }
 
 impl SumCount {
+    /// `sum / count`, rounded to nine decimals.
     pub fn mean(&self) -> Decimal {
         self.sum.div_count(self.count)
     }
@@ -61,6 +64,7 @@ impl SumCount {
 pub struct Averages(pub Vec<Option<SumCount>>);
 
 impl Averages {
+    /// The mean of each column (`None` where no member had a number).
     pub fn means(&self) -> Vec<Option<Decimal>> {
         self.0
             .iter()
@@ -94,7 +98,9 @@ impl Aggregation for Average {
 /// An extreme value and every member that has it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Extreme {
+    /// The extreme value.
     pub value: Decimal,
+    /// Every member with that value.
     pub members: RangeSet,
 }
 

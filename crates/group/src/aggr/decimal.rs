@@ -20,14 +20,17 @@ pub struct Decimal {
 }
 
 impl Decimal {
+    /// Zero.
     pub const ZERO: Decimal = Decimal { nanos: 0 };
 
+    /// An integer.
     pub fn from_int(value: i64) -> Decimal {
         Decimal {
             nanos: i128::from(value) * SCALE,
         }
     }
 
+    /// An unsigned integer.
     pub fn from_u64(value: u64) -> Decimal {
         Decimal {
             nanos: i128::from(value) * SCALE,
@@ -71,6 +74,7 @@ impl Decimal {
         })
     }
 
+    /// Exact addition (saturating at the representable range).
     pub fn saturating_add(self, other: Decimal) -> Decimal {
         Decimal {
             nanos: self.nanos.saturating_add(other.nanos),
@@ -98,6 +102,7 @@ impl Decimal {
             .flatten()
     }
 
+    /// The nearest `f64`, for display and JSON.
     pub fn to_f64(self) -> f64 {
         self.nanos as f64 / SCALE as f64
     }

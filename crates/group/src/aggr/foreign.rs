@@ -43,7 +43,9 @@ type AggrFn = unsafe extern "C" fn(usize, *const FileData, *mut Output) -> i32;
 /// The partial result of a C aggregation: its output bytes and the members they cover.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ForeignPartial {
+    /// The function's output.
     pub data: Vec<u8>,
+    /// The members whose results it aggregates.
     pub members: RangeSet,
 }
 

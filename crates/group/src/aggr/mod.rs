@@ -95,6 +95,7 @@ pub enum Builtin {
 }
 
 impl Builtin {
+    /// Every built-in aggregation.
     pub const ALL: [Builtin; 9] = [
         Builtin::Sum,
         Builtin::Min,
@@ -107,6 +108,7 @@ impl Builtin {
         Builtin::Checksum,
     ];
 
+    /// The name used on the command line (`sum`, `classes`, ...).
     pub fn name(self) -> &'static str {
         match self {
             Builtin::Sum => "sum",
@@ -121,6 +123,7 @@ impl Builtin {
         }
     }
 
+    /// The built-in called `name`, if any.
     pub fn from_name(name: &str) -> Option<Builtin> {
         Builtin::ALL.into_iter().find(|b| b.name() == name)
     }
@@ -129,16 +132,21 @@ impl Builtin {
 /// Which aggregation to run: sent with every request so each rank can build it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum AggrSpec {
+    /// A built-in aggregation.
     Builtin(Builtin),
     /// A Rust [`Aggregation`] registered under `name` in every rank's [`Registry`]; `params` go to its
     /// factory (the paper's `gbindaggr` parameters).
     Registered {
+        /// The name it was registered under.
         name: String,
+        /// Given to its factory on every rank.
         params: String,
     },
     /// A C aggregation: `symbol` in the shared library at `path` (which every host must be able to load).
     Library {
+        /// Absolute path of the shared library (UTF-8).
         path: String,
+        /// Name of the `canopy_aggr_fn` in it.
         symbol: String,
     },
 }

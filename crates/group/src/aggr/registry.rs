@@ -17,6 +17,7 @@ pub struct Registry {
 }
 
 impl Registry {
+    /// A registry with no Rust aggregations (built-ins and C libraries need none).
     pub fn new() -> Self {
         Self::default()
     }

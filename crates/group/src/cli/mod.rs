@@ -41,6 +41,7 @@ pub enum Operation {
 #[derive(Args, Debug, Clone)]
 #[command(after_help = EXAMPLES)]
 pub struct GroupArgs {
+    /// The operation to apply to every member
     #[arg(value_enum)]
     pub op: Operation,
 

@@ -16,38 +16,52 @@ use std::path::Path;
 
 type G<'a> = Group<'a, ThreadTransport>;
 
-/// How a set of members is named: the set of their hosts when the group is one file per host at one path,
-/// else `hosts:path` for each distinct path.
-fn label(group: &G<'_>, members: &RangeSet) -> String {
-    let files = group.files();
-    let mut by_path: Vec<(&Path, Vec<&str>)> = Vec::new();
-    for member in members.values() {
-        let file = &files[member as usize];
-        match by_path.iter_mut().find(|(path, _)| *path == file.path) {
-            Some((_, hosts)) => hosts.push(&file.host),
-            None => by_path.push((&file.path, vec![&file.host])),
-        }
-    }
-    let one_per_host = {
+/// How sets of members are named: the set of their hosts when the group is one file per host at one
+/// path, else `hosts:path` for each distinct path.
+struct Labels<'g, 'rt> {
+    group: &'g G<'rt>,
+    one_per_host: bool,
+}
+
+impl<'g, 'rt> Labels<'g, 'rt> {
+    fn new(group: &'g G<'rt>) -> Self {
+        let files = group.files();
         let mut hosts: Vec<&str> = files.iter().map(|f| f.host.as_str()).collect();
         hosts.sort_unstable();
         hosts.dedup();
-        hosts.len() == files.len() && files.iter().all(|f| f.path == files[0].path)
-    };
-    if one_per_host {
-        return group.hosts_of(members).to_string();
+        let one_per_host =
+            hosts.len() == files.len() && files.iter().all(|f| f.path == files[0].path);
+        Labels {
+            group,
+            one_per_host,
+        }
     }
-    by_path
-        .into_iter()
-        .map(|(path, hosts)| format!("{}:{}", NodeSet::from_names(hosts), path.display()))
-        .collect::<Vec<_>>()
-        .join(" ")
+
+    fn of(&self, members: &RangeSet) -> String {
+        if self.one_per_host {
+            return self.group.hosts_of(members).to_string();
+        }
+        let files = self.group.files();
+        let mut by_path: Vec<(&Path, Vec<&str>)> = Vec::new();
+        for member in members.values() {
+            let file = &files[member as usize];
+            match by_path.iter_mut().find(|(path, _)| *path == file.path) {
+                Some((_, hosts)) => hosts.push(&file.host),
+                None => by_path.push((&file.path, vec![&file.host])),
+            }
+        }
+        by_path
+            .into_iter()
+            .map(|(path, hosts)| format!("{}:{}", NodeSet::from_names(hosts), path.display()))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
 }
 
 /// One `clush -b` block: 15 dashes, the members (and their number when more than one), 15 dashes, content.
 fn block(
     out: &mut dyn Write,
-    group: &G<'_>,
+    labels: &Labels<'_, '_>,
     members: &RangeSet,
     content: &[u8],
 ) -> std::io::Result<()> {
@@ -57,7 +71,7 @@ fn block(
     } else {
         String::new()
     };
-    writeln!(out, "{rule}\n{}{count}\n{rule}", label(group, members))?;
+    writeln!(out, "{rule}\n{}{count}\n{rule}", labels.of(members))?;
     out.write_all(content)?;
     if !content.is_empty() && !content.ends_with(b"\n") {
         out.write_all(b"\n")?;
@@ -113,9 +127,10 @@ pub(super) fn text(out: &mut dyn Write, group: &G<'_>, outcome: &Outcome) -> Res
     };
     let stat = outcome.kind() == crate::ops::OpKind::Fstat;
     let all = succeeded(group);
+    let labels = Labels::new(group);
     let AggrSpec::Builtin(builtin) = result.spec() else {
         if let Some(partial) = decoded::<ForeignPartial>(result)? {
-            block(out, group, &partial.members, &partial.data)?;
+            block(out, &labels, &partial.members, &partial.data)?;
         }
         return Ok(());
     };
@@ -125,7 +140,7 @@ pub(super) fn text(out: &mut dyn Write, group: &G<'_>, outcome: &Outcome) -> Res
                 .iter()
                 .flat_map(Classes::by_first_member)
             {
-                block(out, group, members, &value_bytes(value))?;
+                block(out, &labels, members, &value_bytes(value))?;
             }
         }
         Builtin::Concat => {
@@ -135,7 +150,7 @@ pub(super) fn text(out: &mut dyn Write, group: &G<'_>, outcome: &Outcome) -> Res
             {
                 block(
                     out,
-                    group,
+                    &labels,
                     &RangeSet::from_values([member]),
                     &value_bytes(&value),
                 )?;
@@ -146,14 +161,14 @@ pub(super) fn text(out: &mut dyn Write, group: &G<'_>, outcome: &Outcome) -> Res
                 .iter()
                 .flat_map(Classes::by_first_member)
             {
-                block(out, group, members, format!("{digest}\n").as_bytes())?;
+                block(out, &labels, members, format!("{digest}\n").as_bytes())?;
             }
         }
         Builtin::Sum => {
             if let Some(Sums(sums)) = decoded(result)? {
                 block(
                     out,
-                    group,
+                    &labels,
                     &all,
                     format!("sum: {}\n", numbers(&sums)).as_bytes(),
                 )?;
@@ -163,7 +178,7 @@ pub(super) fn text(out: &mut dyn Write, group: &G<'_>, outcome: &Outcome) -> Res
             if let Some(averages) = decoded::<Averages>(result)? {
                 block(
                     out,
-                    group,
+                    &labels,
                     &all,
                     format!("average: {}\n", numbers(&averages.means())).as_bytes(),
                 )?;
@@ -179,23 +194,23 @@ pub(super) fn text(out: &mut dyn Write, group: &G<'_>, outcome: &Outcome) -> Res
                             builtin.name(),
                             column_name(stat, i),
                             extreme.value,
-                            label(group, &extreme.members)
+                            labels.of(&extreme.members)
                         );
                     }
                 }
-                block(out, group, &all, content.as_bytes())?;
+                block(out, &labels, &all, content.as_bytes())?;
             }
         }
         Builtin::Equal => match decoded::<Agreement>(result)? {
-            Some(Agreement::Same(value)) => block(out, group, &all, &value_bytes(&value))?,
-            Some(Agreement::Differ) => block(out, group, &all, b"(the members differ)\n")?,
+            Some(Agreement::Same(value)) => block(out, &labels, &all, &value_bytes(&value))?,
+            Some(Agreement::Differ) => block(out, &labels, &all, b"(the members differ)\n")?,
             None => {}
         },
         Builtin::Zero => {
             if let Some(Succeeded(count)) = decoded(result)? {
                 block(
                     out,
-                    group,
+                    &labels,
                     &all,
                     format!("{count} members succeeded\n").as_bytes(),
                 )?;
@@ -231,6 +246,7 @@ pub(super) fn op_failures(
     outcome: &Outcome,
     timeout: f64,
 ) -> std::io::Result<()> {
+    let labels = Labels::new(group);
     for failure in outcome.failures() {
         match failure.status {
             MemberStatus::Unreachable => writeln!(
@@ -241,7 +257,7 @@ pub(super) fn op_failures(
             status => writeln!(
                 err,
                 "canopy group: {}: {status}",
-                label(group, &failure.members)
+                labels.of(&failure.members)
             )?,
         }
     }
@@ -270,12 +286,12 @@ fn number_json(value: Option<Decimal>) -> Json {
     value.map_or(Json::Null, |d| json!(d.to_f64()))
 }
 
-fn members_json(group: &G<'_>, members: &RangeSet) -> Json {
+fn members_json(labels: &Labels<'_, '_>, members: &RangeSet) -> Json {
     json!({
         "members": members.folded(Some(3)),
         "count": members.len(),
-        "hosts": group.hosts_of(members).to_string(),
-        "label": label(group, members),
+        "hosts": labels.group.hosts_of(members).to_string(),
+        "label": labels.of(members),
     })
 }
 
@@ -286,12 +302,12 @@ fn with(mut base: Json, extra: Json) -> Json {
     base
 }
 
-fn result_json(group: &G<'_>, result: &AggrResult) -> Result<Json, Failed> {
+fn result_json(labels: &Labels<'_, '_>, result: &AggrResult) -> Result<Json, Failed> {
     let failed = |e: crate::aggr::AggrError| Failed::Run(e.to_string());
     let AggrSpec::Builtin(builtin) = result.spec() else {
         return Ok(match result.decode::<ForeignPartial>().map_err(failed)? {
             Some(partial) => with(
-                members_json(group, &partial.members),
+                members_json(labels, &partial.members),
                 json!({ "hex": hex(&partial.data) }),
             ),
             None => Json::Null,
@@ -302,7 +318,7 @@ fn result_json(group: &G<'_>, result: &AggrResult) -> Result<Json, Failed> {
             classes
                 .by_first_member()
                 .into_iter()
-                .map(|(value, members)| with(members_json(group, members), json!({ "value": value_json(value) })))
+                .map(|(value, members)| with(members_json(labels, members), json!({ "value": value_json(value) })))
                 .collect::<Vec<_>>()
         })),
         Builtin::Concat => json!(result.decode::<Concatenation>().map_err(failed)?.map(|concat| {
@@ -310,7 +326,7 @@ fn result_json(group: &G<'_>, result: &AggrResult) -> Result<Json, Failed> {
                 .0
                 .iter()
                 .map(|(member, value)| {
-                    let file = &group.files()[*member as usize];
+                    let file = &labels.group.files()[*member as usize];
                     json!({
                         "member": member, "host": file.host, "path": file.path.to_string_lossy(),
                         "value": value_json(value),
@@ -322,7 +338,7 @@ fn result_json(group: &G<'_>, result: &AggrResult) -> Result<Json, Failed> {
             classes
                 .by_first_member()
                 .into_iter()
-                .map(|(digest, members)| with(members_json(group, members), json!({ "sha256": digest.to_string() })))
+                .map(|(digest, members)| with(members_json(labels, members), json!({ "sha256": digest.to_string() })))
                 .collect::<Vec<_>>()
         })),
         Builtin::Sum => json!(result.decode::<Sums>().map_err(failed)?.map(|s| {
@@ -337,7 +353,7 @@ fn result_json(group: &G<'_>, result: &AggrResult) -> Result<Json, Failed> {
             e.0.iter()
                 .map(|c| {
                     c.as_ref().map_or(Json::Null, |c| {
-                        with(members_json(group, &c.members), json!({ "value": c.value.to_f64() }))
+                        with(members_json(labels, &c.members), json!({ "value": c.value.to_f64() }))
                     })
                 })
                 .collect::<Vec<_>>()
@@ -357,6 +373,7 @@ pub(super) fn json(
     report: &OpenReport,
     outcome: &Outcome,
 ) -> Result<Json, Failed> {
+    let labels = Labels::new(group);
     let mut failures: Vec<Json> = report
         .grouped()
         .into_iter()
@@ -373,7 +390,7 @@ pub(super) fn json(
             other => (other.to_string(), Json::Null),
         };
         failures.push(with(
-            members_json(group, &failure.members),
+            members_json(&labels, &failure.members),
             json!({ "stage": format!("{:?}", outcome.kind()).to_lowercase(), "error": error, "errno": errno }),
         ));
     }
@@ -390,7 +407,7 @@ pub(super) fn json(
         "hosts": if group.size() > 0 { group.hosts_of(&all).to_string() } else { String::new() },
         "status": outcome.status_value().ok().flatten(),
         "aggregation": outcome.data().map(|d| d.spec().to_string()),
-        "result": match outcome.data() { Some(data) => result_json(group, data)?, None => Json::Null },
+        "result": match outcome.data() { Some(data) => result_json(&labels, data)?, None => Json::Null },
         "failures": failures,
         "missing": outcome.missing().to_string(),
         "not_opened": report.missing.to_string(),

@@ -73,26 +73,27 @@ pub(crate) fn apply(file: &mut File, op: &FileOp) -> (Result<i64, Errno>, Option
     }
 }
 
-/// `pread` until `len` bytes or end of file; the buffer grows as data arrives, not to `len` up front.
+/// `pread` until `len` bytes or end of file. The buffer grows with the data (std's `read_to_end`), so asking
+/// for "everything" (`len = u64::MAX`) costs what the file holds, not a large up-front allocation.
 fn read_at(file: &File, len: u64, offset: u64) -> std::io::Result<Vec<u8>> {
-    const CHUNK: u64 = 1 << 20;
     let mut data = Vec::new();
-    loop {
-        let done = data.len() as u64;
-        if done >= len {
-            return Ok(data);
-        }
-        let want = (len - done).min(CHUNK) as usize;
-        data.resize(done as usize + want, 0);
-        match file.read_at(&mut data[done as usize..], offset + done) {
-            Ok(0) => {
-                data.truncate(done as usize);
-                return Ok(data);
-            }
-            Ok(n) => data.truncate(done as usize + n),
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => data.truncate(done as usize),
-            Err(e) => return Err(e),
-        }
+    PositionedReader { file, offset }
+        .take(len)
+        .read_to_end(&mut data)?;
+    Ok(data)
+}
+
+/// Reads a file from a given offset with `pread`, leaving the file's own offset alone.
+struct PositionedReader<'a> {
+    file: &'a File,
+    offset: u64,
+}
+
+impl Read for PositionedReader<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.file.read_at(buf, self.offset)?;
+        self.offset += n as u64;
+        Ok(n)
     }
 }
 

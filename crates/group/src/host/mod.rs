@@ -14,6 +14,7 @@ use std::path::PathBuf;
 /// Who a host is: its name in results and the directory its group paths are resolved under.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HostConfig {
+    /// The name results use for this host.
     pub name: String,
     /// Group paths are resolved under this directory (`/` on a real host, one directory per simulated host).
     pub root: PathBuf,

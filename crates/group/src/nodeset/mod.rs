@@ -178,6 +178,7 @@ pub struct NodeSet {
 }
 
 impl NodeSet {
+    /// The empty set.
     pub fn new() -> Self {
         Self::default()
     }
@@ -206,12 +207,28 @@ impl NodeSet {
     /// Adds one host name, taken literally. A name whose digit run does not fit 64 bits is kept as plain
     /// text; an empty name is ignored.
     pub fn insert(&mut self, name: &str) {
-        let one = match parse::scan_single(name) {
-            Ok((parts, axes)) => NodeSet::single(Pattern::new(parts), Names::from_axes(axes)),
+        let (parts, axes) = match parse::scan_single(name) {
+            Ok(scanned) => scanned,
             Err(_) if name.is_empty() => return,
-            Err(_) => NodeSet::single(Pattern::new(vec![name.to_owned()]), Names::Plain),
+            Err(_) => (vec![name.to_owned()], Vec::new()),
         };
-        *self = self.union(&one);
+        // In place: one name changes one pattern's set, no need for a union of whole sets.
+        let indices: Vec<Index> = axes.iter().filter_map(RangeSet::first).collect();
+        let names =
+            self.patterns
+                .entry(Pattern::new(parts))
+                .or_insert_with(|| match indices.len() {
+                    0 => Names::Plain,
+                    1 => Names::Linear(RangeSet::new()),
+                    _ => Names::Grid(BTreeSet::new()),
+                });
+        match names {
+            Names::Plain => {}
+            Names::Linear(set) => set.insert(indices[0]),
+            Names::Grid(points) => {
+                points.insert(indices);
+            }
+        }
     }
 
     fn single(pattern: Pattern, names: Names) -> Self {
@@ -222,6 +239,7 @@ impl NodeSet {
         NodeSet { patterns }
     }
 
+    /// True when the set has no name.
     pub fn is_empty(&self) -> bool {
         self.patterns.is_empty()
     }
@@ -231,27 +249,33 @@ impl NodeSet {
         self.patterns.values().map(Names::len).sum()
     }
 
+    /// Whether the host name `name` is in the set.
     pub fn contains(&self, name: &str) -> bool {
         let one = NodeSet::from_names([name]);
         !one.is_empty() && one.is_subset(self)
     }
 
+    /// Whether every name of this set is in `other`.
     pub fn is_subset(&self, other: &NodeSet) -> bool {
         self.difference(other).is_empty()
     }
 
+    /// Names in either set (`a,b`).
     pub fn union(&self, other: &NodeSet) -> NodeSet {
         self.apply(other, SetOp::Union)
     }
 
+    /// Names in this set but not in `other` (`a!b`).
     pub fn difference(&self, other: &NodeSet) -> NodeSet {
         self.apply(other, SetOp::Difference)
     }
 
+    /// Names in both sets (`a&b`).
     pub fn intersection(&self, other: &NodeSet) -> NodeSet {
         self.apply(other, SetOp::Intersection)
     }
 
+    /// Names in exactly one of the sets (`a^b`).
     pub fn symmetric_difference(&self, other: &NodeSet) -> NodeSet {
         self.apply(other, SetOp::SymmetricDifference)
     }

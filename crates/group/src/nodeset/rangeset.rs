@@ -35,6 +35,7 @@ impl Index {
         }
     }
 
+    /// The numeric value.
     pub fn value(self) -> u64 {
         self.value
     }
@@ -85,6 +86,7 @@ pub struct RangeSet {
 }
 
 impl RangeSet {
+    /// The empty set.
     pub fn new() -> Self {
         Self::default()
     }
@@ -110,6 +112,7 @@ impl RangeSet {
         set
     }
 
+    /// Parses ClusterShell range syntax: `1-5,7`, `01-10`, `0-30/3`.
     pub fn parse(text: &str) -> Result<Self, ParseError> {
         let mut set = RangeSet::new();
         for item in text.split(',') {
@@ -184,6 +187,7 @@ impl RangeSet {
         Ok(())
     }
 
+    /// True when the set has no element.
     pub fn is_empty(&self) -> bool {
         self.by_width.is_empty()
     }
@@ -193,6 +197,7 @@ impl RangeSet {
         self.by_width.values().map(Intervals::len).sum()
     }
 
+    /// Adds one element.
     pub fn insert(&mut self, index: Index) {
         self.by_width
             .entry(index.width)
@@ -217,6 +222,7 @@ impl RangeSet {
         }
     }
 
+    /// Whether the element (value and padding) is in the set.
     pub fn contains(&self, index: Index) -> bool {
         self.by_width
             .get(&index.width)
@@ -240,6 +246,7 @@ impl RangeSet {
         self.iter().map(Index::value)
     }
 
+    /// The first element in ClusterShell order.
     pub fn first(&self) -> Option<Index> {
         let (&width, iv) = self.by_width.iter().next()?;
         Some(Index {
@@ -248,6 +255,7 @@ impl RangeSet {
         })
     }
 
+    /// The last element in ClusterShell order.
     pub fn last(&self) -> Option<Index> {
         let (&width, iv) = self.by_width.iter().next_back()?;
         Some(Index {
@@ -256,6 +264,7 @@ impl RangeSet {
         })
     }
 
+    /// Elements in either set.
     pub fn union(&self, other: &Self) -> Self {
         let mut by_width = self.by_width.clone();
         for (w, iv) in &other.by_width {
@@ -267,10 +276,12 @@ impl RangeSet {
         RangeSet { by_width }
     }
 
+    /// Elements in both sets.
     pub fn intersection(&self, other: &Self) -> Self {
         self.combine(other, Intervals::intersection)
     }
 
+    /// Elements in this set but not in `other`.
     pub fn difference(&self, other: &Self) -> Self {
         let empty = Intervals::default();
         let by_width = self
@@ -282,10 +293,12 @@ impl RangeSet {
         RangeSet { by_width }
     }
 
+    /// Elements in exactly one of the sets.
     pub fn symmetric_difference(&self, other: &Self) -> Self {
         self.difference(other).union(&other.difference(self))
     }
 
+    /// Whether every element is in `other`.
     pub fn is_subset(&self, other: &Self) -> bool {
         self.by_width.iter().all(|(w, iv)| {
             other
