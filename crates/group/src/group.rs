@@ -280,17 +280,17 @@ impl<'rt, T: Transport> Group<'rt, T> {
     }
 
     /// Number of members (`gsize`).
-    pub fn size(&self) -> u64 {
+    pub fn gsize(&self) -> u64 {
         self.members.len() as u64
     }
 
     /// The members, by index (`gfiles`).
-    pub fn files(&self) -> &[Member] {
+    pub fn gfiles(&self) -> &[Member] {
         &self.members
     }
 
     /// The index of a member in group results (`gindex`).
-    pub fn index(&self, host: &str, path: impl AsRef<Path>) -> Option<u64> {
+    pub fn gindex(&self, host: &str, path: impl AsRef<Path>) -> Option<u64> {
         self.index
             .get(&Member {
                 host: host.to_owned(),
@@ -300,7 +300,7 @@ impl<'rt, T: Transport> Group<'rt, T> {
     }
 
     /// Each member's status in the last operation (`gstatus`), by member index.
-    pub fn status(&self) -> Vec<MemberStatus> {
+    pub fn gstatus(&self) -> Vec<MemberStatus> {
         let mut out = vec![MemberStatus::Unreachable; self.members.len()];
         for (status, members) in &self.statuses {
             for member in members.values() {
@@ -311,7 +311,7 @@ impl<'rt, T: Transport> Group<'rt, T> {
     }
 
     /// The statuses of the last operation as classes: each distinct status with the members that had it.
-    pub fn status_classes(&self) -> &[(MemberStatus, RangeSet)] {
+    pub fn gstatus_classes(&self) -> &[(MemberStatus, RangeSet)] {
         &self.statuses
     }
 

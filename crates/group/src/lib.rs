@@ -10,7 +10,7 @@
 //!   of the paper: sum for reads and writes, equal for lseek, zero otherwise);
 //! - its *data* (bytes read, a stat) through a data aggregation, concatenation by default;
 //! - failures never reach the aggregations: they come back as classes of members per error
-//!   ([`Group::status`], [`Outcome::failures`]), and a host that does not answer within the timeout is a
+//!   ([`Group::gstatus`], [`Outcome::failures`]), and a host that does not answer within the timeout is a
 //!   named missing set ([`Outcome::missing`]), never a hang.
 //!
 //! Aggregations are built in ([`Builtin`]), written in Rust ([`Aggregation`], registered in a [`Registry`]),
@@ -37,7 +37,7 @@
 //! .start()
 //! .unwrap();
 //! let mut group = cluster.runtime().gopen("/motd", OpenFlags::RDONLY).unwrap();
-//! assert_eq!(group.size(), 4);
+//! assert_eq!(group.gsize(), 4);
 //! let outcome = group.read(100).unwrap();
 //! assert_eq!(outcome.status_value().unwrap(), Some(24)); // 4 members × 6 bytes
 //! ```

@@ -97,11 +97,11 @@ fn group_read_concatenates_every_members_bytes_in_member_order() {
             .runtime()
             .gopen("/data/log", OpenFlags::RDONLY)
             .unwrap();
-        assert_eq!(group.size(), 11);
-        for (index, member) in group.files().iter().enumerate() {
+        assert_eq!(group.gsize(), 11);
+        for (index, member) in group.gfiles().iter().enumerate() {
             assert_eq!(member.host, format!("host{index}"));
             assert_eq!(member.path, Path::new("/data/log"));
-            assert_eq!(group.index(&member.host, &member.path), Some(index as u64));
+            assert_eq!(group.gindex(&member.host, &member.path), Some(index as u64));
         }
         let outcome = group.read(1 << 20).unwrap();
         let concat = outcome
@@ -123,7 +123,7 @@ fn group_read_concatenates_every_members_bytes_in_member_order() {
         let total: usize = expected.iter().map(|(_, s)| s.len()).sum();
         assert_eq!(outcome.status_value().unwrap(), Some(total as i64));
         // gstatus: each member's byte count.
-        let statuses = group.status();
+        let statuses = group.gstatus();
         assert_eq!(statuses[3], MemberStatus::Ok(0));
         assert_eq!(statuses[10], MemberStatus::Ok(expected[10].1.len() as i64));
         outcomes.push(outcome);
@@ -151,7 +151,7 @@ fn directory_groups_number_members_host_by_host_in_name_order() {
         .gopen("/etc/conf.d", OpenFlags::RDONLY)
         .unwrap();
     let files: Vec<String> = group
-        .files()
+        .gfiles()
         .iter()
         .map(|m| format!("{}:{}", m.host, m.path.display()))
         .collect();
@@ -169,8 +169,8 @@ fn directory_groups_number_members_host_by_host_in_name_order() {
             "host3:/etc/conf.d/b.conf",
         ]
     );
-    assert_eq!(group.index("host2", "/etc/conf.d/c.conf"), Some(6));
-    assert_eq!(group.index("host3", "/etc/conf.d/c.conf"), None);
+    assert_eq!(group.gindex("host2", "/etc/conf.d/c.conf"), Some(6));
+    assert_eq!(group.gindex("host3", "/etc/conf.d/c.conf"), None);
     assert_eq!(
         group
             .hosts_of(&RangeSet::from_values([0, 5, 6]))
@@ -182,7 +182,7 @@ fn directory_groups_number_members_host_by_host_in_name_order() {
         .runtime()
         .gopen("/etc/conf.d/[ab].conf", OpenFlags::RDONLY)
         .unwrap();
-    assert_eq!(glob.size(), 8);
+    assert_eq!(glob.gsize(), 8);
 }
 
 #[test]
@@ -379,9 +379,9 @@ fn default_gopen_fails_on_any_failure_and_besteffort_keeps_the_rest() {
         .runtime()
         .gopen("/etc/motd", OpenFlags::RDONLY | OpenFlags::BESTEFFORT)
         .unwrap();
-    assert_eq!(group.size(), 4);
+    assert_eq!(group.gsize(), 4);
     assert_eq!(group.open_report().failures.len(), 2);
-    let hosts_of_members: Vec<&str> = group.files().iter().map(|m| m.host.as_str()).collect();
+    let hosts_of_members: Vec<&str> = group.gfiles().iter().map(|m| m.host.as_str()).collect();
     assert_eq!(hosts_of_members, ["host0", "host1", "host3", "host4"]);
     assert_eq!(group.read(10).unwrap().status_value().unwrap(), Some(12));
 
@@ -424,7 +424,7 @@ fn gstatus_names_the_members_that_fail_an_operation() {
     assert!(outcome.missing().is_empty());
     // The status aggregation only saw the members that succeeded (error-aware sum).
     assert_eq!(outcome.status_value().unwrap(), Some(40));
-    let statuses = group.status();
+    let statuses = group.gstatus();
     assert_eq!(statuses[3], MemberStatus::Failed(Errno(libc::ENOSPC)));
     assert!(
         statuses
@@ -455,7 +455,7 @@ fn write_seek_truncate_sync_and_close_apply_to_every_member() {
         None
     );
     assert_eq!(
-        group.status(),
+        group.gstatus(),
         [
             MemberStatus::Ok(0),
             MemberStatus::Ok(10),
@@ -590,7 +590,7 @@ fn a_host_that_never_answers_is_a_named_missing_set_within_the_timeout() {
                 .filter(|m| !lost.contains_value(*m))
                 .collect::<Vec<_>>()
         );
-        assert_eq!(group.status()[2], MemberStatus::Unreachable);
+        assert_eq!(group.gstatus()[2], MemberStatus::Unreachable);
 
         // The host comes back: its late answer is discarded and it stays out of the group.
         fifo.release();
@@ -631,7 +631,7 @@ fn a_hung_host_at_gopen_is_missing_and_best_effort_goes_on_without_it() {
         .runtime()
         .gopen("/run/status", OpenFlags::RDONLY | OpenFlags::BESTEFFORT)
         .unwrap();
-    assert_eq!(group.size(), 3);
+    assert_eq!(group.gsize(), 3);
     assert_eq!(group.read(10).unwrap().status_value().unwrap(), Some(9));
     // Unblock host 2 (and keep a writer until its thread has seen the shutdown).
     let writer = std::fs::OpenOptions::new()

@@ -25,7 +25,7 @@ struct Labels<'g, 'rt> {
 
 impl<'g, 'rt> Labels<'g, 'rt> {
     fn new(group: &'g G<'rt>) -> Self {
-        let files = group.files();
+        let files = group.gfiles();
         let mut hosts: Vec<&str> = files.iter().map(|f| f.host.as_str()).collect();
         hosts.sort_unstable();
         hosts.dedup();
@@ -41,7 +41,7 @@ impl<'g, 'rt> Labels<'g, 'rt> {
         if self.one_per_host {
             return self.group.hosts_of(members).to_string();
         }
-        let files = self.group.files();
+        let files = self.group.gfiles();
         let mut by_path: Vec<(&Path, Vec<&str>)> = Vec::new();
         for member in members.values() {
             let file = &files[member as usize];
@@ -109,7 +109,7 @@ fn numbers(values: &[Option<Decimal>]) -> String {
 /// Members whose operation succeeded (those the aggregation saw).
 fn succeeded(group: &G<'_>) -> RangeSet {
     group
-        .status_classes()
+        .gstatus_classes()
         .iter()
         .filter(|(status, _)| status.is_ok())
         .fold(RangeSet::new(), |acc, (_, members)| acc.union(members))
@@ -326,7 +326,7 @@ fn result_json(labels: &Labels<'_, '_>, result: &AggrResult) -> Result<Json, Fai
                 .0
                 .iter()
                 .map(|(member, value)| {
-                    let file = &labels.group.files()[*member as usize];
+                    let file = &labels.group.gfiles()[*member as usize];
                     json!({
                         "member": member, "host": file.host, "path": file.path.to_string_lossy(),
                         "value": value_json(value),
@@ -399,12 +399,12 @@ pub(super) fn json(
         Operation::Stat => "stat",
         Operation::Checksum => "checksum",
     };
-    let all = RangeSet::from_span(0, group.size().max(1) - 1);
+    let all = RangeSet::from_span(0, group.gsize().max(1) - 1);
     Ok(json!({
         "operation": operation,
         "path": args.path,
-        "members": group.size(),
-        "hosts": if group.size() > 0 { group.hosts_of(&all).to_string() } else { String::new() },
+        "members": group.gsize(),
+        "hosts": if group.gsize() > 0 { group.hosts_of(&all).to_string() } else { String::new() },
         "status": outcome.status_value().ok().flatten(),
         "aggregation": outcome.data().map(|d| d.spec().to_string()),
         "result": match outcome.data() { Some(data) => result_json(&labels, data)?, None => Json::Null },
