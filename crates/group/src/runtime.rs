@@ -188,5 +188,12 @@ pub fn serve<T: Transport>(
             "rank 0 runs the client (Runtime), not serve()".into(),
         ));
     }
+    if transport.size() != topology.size() {
+        return Err(TransportError(format!(
+            "the transport has {} ranks but the topology {}",
+            transport.size(),
+            topology.size()
+        )));
+    }
     Node::new(transport, topology, host, registry).serve()
 }
