@@ -15,15 +15,18 @@ pub struct Cli {
 pub enum Command {
     /// Search a tree in parallel with GNU find's expressions (-name, -size, -exec, -printf…).
     Find(canopy_tools::find::FindArgs),
+    /// Apply one file operation to a group of files across hosts and print the aggregated result.
+    Group(canopy_group::cli::GroupArgs),
     /// Print shell completions (bash, zsh, fish, elvish, powershell) to stdout.
     #[command(after_help = "Example:\n  canopy completions bash > /etc/bash_completion.d/canopy")]
     Completions { shell: clap_complete::Shell },
 }
 
 impl Command {
-    pub fn run(self) -> ExitCode {
+    pub fn run(self, cluster: &canopy_dist::Cluster) -> ExitCode {
         match self {
-            Command::Find(args) => canopy_tools::find::run(args).into(),
+            Command::Find(args) => canopy_tools::find::run(args, cluster).into(),
+            Command::Group(args) => canopy_group::cli::run(args),
             Command::Completions { shell } => {
                 clap_complete::generate(shell, &mut Cli::command(), "canopy", &mut std::io::stdout());
                 ExitCode::SUCCESS

@@ -8,7 +8,10 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     restore_sigpipe();
     let cli = commands::Cli::parse();
-    cli.command.run()
+    // Joins the MPI job when started by mpirun/srun; it goes out of scope (MPI is finalised) before
+    // the process exits.
+    let cluster = canopy_dist::Cluster::init();
+    cli.command.run(&cluster)
 }
 
 /// Rust ignores SIGPIPE, turning `canopy find | head` into write errors; like find and du, die

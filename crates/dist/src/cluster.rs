@@ -68,14 +68,23 @@ impl Cluster {
 
     /// Walks `roots` with every rank's workers; each rank gets its own workers' states back for
     /// the tool to merge (and then [`Cluster::reduce`]). Collective: every rank calls it.
-    pub fn walk<V>(&self, roots: &[Vec<u8>], options: &WalkOptions, visitor: &V, plan: &Plan) -> WalkOutcome<V::State>
+    pub fn walk<V>(
+        &self,
+        roots: &[Vec<u8>],
+        options: &WalkOptions,
+        visitor: &V,
+        plan: &Plan,
+    ) -> WalkOutcome<V::State>
     where
         V: Visitor,
         V::Job: Serialize + DeserializeOwned,
         V::DirData: Serialize + DeserializeOwned,
     {
         let mut options = options.clone();
-        if plan.sched.single_threaded_ranks() && matches!(options.threads, ThreadPolicy::Adaptive { .. }) && self.size() > 1 {
+        if plan.sched.single_threaded_ranks()
+            && matches!(options.threads, ThreadPolicy::Adaptive { .. })
+            && self.size() > 1
+        {
             // The seed's DRQS/PA/CP ranks are single-threaded processes; -j still overrides.
             options.threads = ThreadPolicy::Fixed(1);
         }
@@ -84,7 +93,14 @@ impl Cluster {
                 let outcome = walk(roots, &options, visitor);
                 if let Some(path) = &plan.stats_file {
                     let rank = local_rank_stats(&outcome.stats);
-                    write_stats(path, &ClusterStats { version: STATS_VERSION, scheduler: "local".into(), ranks: vec![rank] });
+                    write_stats(
+                        path,
+                        &ClusterStats {
+                            version: STATS_VERSION,
+                            scheduler: "local".into(),
+                            ranks: vec![rank],
+                        },
+                    );
                 }
                 outcome
             }
@@ -95,6 +111,7 @@ impl Cluster {
 
     /// Combines a value from every rank with `merge` (which must be associative); rank 0 gets the
     /// result, the others `None`. Collective.
+    #[cfg_attr(not(feature = "mpi"), allow(unused_variables))] // one process: nothing to merge
     pub fn reduce<T: Serialize + DeserializeOwned>(&self, value: T, merge: impl Fn(T, T) -> T) -> Option<T> {
         match &self.kind {
             Kind::Local => Some(value),
@@ -112,13 +129,20 @@ impl Cluster {
         }
     }
 
-    /// Standard output for results: the real stdout on rank 0; on other ranks a sink whose bytes
-    /// are shipped to rank 0, which prints them. Call [`Cluster::finish_output`] at the end.
-    pub fn stdout(&self) -> Arc<Sink> {
+    /// Where results go: stdout and then each of `files` (created, truncated). On rank 0 these
+    /// are the real ones; other ranks get sinks whose bytes are shipped to rank 0 and written
+    /// there. Call [`Cluster::finish_output`] at the end. Collective.
+    pub fn outputs(&self, files: &[PathBuf]) -> std::io::Result<Vec<Arc<Sink>>> {
         match &self.kind {
-            Kind::Local => Sink::stdout(),
+            Kind::Local => {
+                let mut sinks = vec![Sink::stdout()];
+                for path in files {
+                    sinks.push(Sink::create(path)?);
+                }
+                Ok(sinks)
+            }
             #[cfg(feature = "mpi")]
-            Kind::Mpi(w) => w.stdout(),
+            Kind::Mpi(w) => w.outputs(files),
         }
     }
 

@@ -149,7 +149,9 @@ mod tests {
                 } else {
                     match ranks[r].on_passive() {
                         Step::Wait => {}
-                        Step::Forward(token) => tokens.push_back((step + rng.u32(0..20), ranks[r].next_rank(), token)),
+                        Step::Forward(token) => {
+                            tokens.push_back((step + rng.u32(0..20), ranks[r].next_rank(), token))
+                        }
                         Step::Terminate => {
                             assert!(work.iter().all(|&w| w == 0), "seed {seed}: terminated with work left");
                             assert!(in_flight.is_empty(), "seed {seed}: terminated with work in flight");

@@ -30,8 +30,13 @@ impl Topology {
     /// node's local root — remote ranks first.
     pub fn proximity_order(&self) -> Vec<u32> {
         let local: Vec<u32> = self.local_ranks().into_iter().filter(|&r| r != self.rank).collect();
-        let remote: Vec<u32> = (0..self.size()).filter(|&r| self.node[r as usize] != self.node[self.rank as usize]).collect();
-        if self.is_local_root() { remote.into_iter().chain(local).collect() } else { local.into_iter().chain(remote).collect() }
+        let remote: Vec<u32> =
+            (0..self.size()).filter(|&r| self.node[r as usize] != self.node[self.rank as usize]).collect();
+        if self.is_local_root() {
+            remote.into_iter().chain(local).collect()
+        } else {
+            local.into_iter().chain(remote).collect()
+        }
     }
 }
 
@@ -51,7 +56,7 @@ impl Victims {
     }
 
     /// The next victim, or `None` when this is the only rank.
-    pub fn next(&mut self) -> Option<u32> {
+    pub fn pick(&mut self) -> Option<u32> {
         match self {
             Victims::Random { rank, size, rng } => {
                 if *size <= 1 {
@@ -96,17 +101,17 @@ mod tests {
     #[test]
     fn random_never_picks_itself() {
         let mut v = Victims::random(2, 5);
-        let picks: std::collections::BTreeSet<u32> = (0..200).filter_map(|_| v.next()).collect();
+        let picks: std::collections::BTreeSet<u32> = (0..200).filter_map(|_| v.pick()).collect();
         assert_eq!(picks, [0, 1, 3, 4].into_iter().collect());
-        assert_eq!(Victims::random(0, 1).next(), None);
+        assert_eq!(Victims::random(0, 1).pick(), None);
     }
 
     #[test]
     fn ordered_cycles_and_restarts_after_success() {
         let mut v = Victims::proximity(&topo(1));
-        let first: Vec<u32> = (0..6).filter_map(|_| v.next()).collect();
+        let first: Vec<u32> = (0..6).filter_map(|_| v.pick()).collect();
         assert_eq!(first, vec![0, 2, 3, 4, 5, 0]);
         v.succeeded();
-        assert_eq!(v.next(), Some(0));
+        assert_eq!(v.pick(), Some(0));
     }
 }

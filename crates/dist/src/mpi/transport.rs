@@ -33,7 +33,13 @@ pub struct Transport<'w> {
 impl<'w> Transport<'w> {
     pub fn new(world: &'w SimpleCommunicator) -> Self {
         let size = world.size() as usize;
-        Transport { world, in_flight: Vec::new(), messages_to: vec![0; size], bytes_to: vec![0; size], comm: Duration::ZERO }
+        Transport {
+            world,
+            in_flight: Vec::new(),
+            messages_to: vec![0; size],
+            bytes_to: vec![0; size],
+            comm: Duration::ZERO,
+        }
     }
 
     pub fn send(&mut self, to: u32, tag: Tag, bytes: Vec<u8>) {

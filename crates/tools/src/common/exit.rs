@@ -20,6 +20,14 @@ impl Exit {
         if self.code() >= other.code() { self } else { other }
     }
 
+    pub fn from_code(code: u8) -> Self {
+        match code {
+            0 => Exit::Ok,
+            1 => Exit::Errors,
+            _ => Exit::Usage,
+        }
+    }
+
     pub fn code(self) -> u8 {
         match self {
             Exit::Ok => 0,

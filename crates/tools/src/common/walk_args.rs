@@ -1,8 +1,10 @@
+use canopy_dist::{Plan, SchedKind};
 use canopy_engine::sched::ADAPTIVE_MAX_THREADS;
 use canopy_engine::{SplitMode, ThreadPolicy, WalkOptions};
 use clap::Args;
+use std::path::PathBuf;
 
-/// Flags every tree tool takes: thread count and the work-splitting policy.
+/// Flags every tree tool takes: threads, work splitting, and (under mpirun) the scheduler.
 #[derive(Args, Clone, Debug, Default)]
 pub struct WalkArgs {
     /// Worker threads. Default: one per core, growing (up to 128) while the file system keeps the
@@ -13,6 +15,16 @@ pub struct WalkArgs {
     /// How an idle worker splits a victim's queue: `equal` halves (DEQS) or `random` (DRQS).
     #[arg(long, value_name = "MODE", default_value = "random")]
     pub split: SplitMode,
+
+    /// Under mpirun/srun: how ranks share work — h-drqs (default: threads per rank, proximity-aware
+    /// stealing between ranks), drqs, deqs, pa-drqs, or the centralised cp baseline.
+    #[arg(long, value_name = "SCHEDULER", default_value = "h-drqs")]
+    pub sched: SchedKind,
+
+    /// Write per-rank statistics (work, messages and bytes between ranks, idle and I/O time) as
+    /// JSON to FILE; draw them with `canopy report`.
+    #[arg(long, value_name = "FILE")]
+    pub stats: Option<PathBuf>,
 }
 
 impl WalkArgs {
@@ -22,6 +34,11 @@ impl WalkArgs {
             None => ThreadPolicy::adaptive_default(),
         };
         WalkOptions { threads, split: self.split, ..WalkOptions::default() }
+    }
+
+    /// How the walk is spread over MPI ranks (a plain local walk otherwise).
+    pub fn plan(&self) -> Plan {
+        Plan { sched: self.sched, stats_file: self.stats.clone() }
     }
 
     /// The most threads a walk may use (for sizing per-thread resources).

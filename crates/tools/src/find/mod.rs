@@ -6,7 +6,8 @@ mod output;
 mod visitor;
 
 use crate::common::{Exit, WalkArgs, print_error, terminal_progress};
-use canopy_engine::{Timestamp, walk};
+use canopy_dist::Cluster;
+use canopy_engine::Timestamp;
 use canopy_expr::parse;
 use clap::Args;
 use std::ffi::OsString;
@@ -26,13 +27,15 @@ case-insensitive unless it has capitals.
 
 Output is the same set of lines GNU find prints, in whatever order the workers finish; --sort makes
 it deterministic. Exit status: 0 if all went well, 1 if any error was reported, 2 on a usage error.
+Under mpirun every rank walks and rank 0 prints (-fprint files are written by rank 0 too).
 
 Examples:
   canopy find /data -name '*.h5' -size +1G
   canopy find -g '*.rs'                          # like: find . -iname '*.rs'
   canopy find /scratch -user alice -mtime +90 -print0 | xargs -0 ls -l
   canopy find -j 64 /lustre/project -type f -printf '%s %p\\n'
-  canopy find --sort src -type d -empty -delete";
+  canopy find --sort src -type d -empty -delete
+  mpirun -n 8 canopy find /lustre/project -newermt 2024-01-01 -print0 > changed.lst";
 
 /// Search a tree in parallel with GNU find's expression language.
 #[derive(Args, Debug)]
@@ -50,7 +53,7 @@ pub struct FindArgs {
     pub args: Vec<OsString>,
 }
 
-pub fn run(args: FindArgs) -> Exit {
+pub fn run(args: FindArgs, cluster: &Cluster) -> Exit {
     let argv: Vec<Vec<u8>> = args.args.into_iter().map(OsStringExt::into_vec).collect();
     let (program, warnings) = match parse(&argv, now()) {
         Ok(parsed) => parsed,
@@ -59,10 +62,12 @@ pub fn run(args: FindArgs) -> Exit {
             return Exit::Usage;
         }
     };
-    for warning in warnings {
-        print_error("find", format_args!("warning: {warning}"));
+    if cluster.is_root() {
+        for warning in warnings {
+            print_error("find", format_args!("warning: {warning}"));
+        }
     }
-    let find = match Find::new(&program, args.sort) {
+    let find = match Find::new(&program, args.sort, cluster) {
         Ok(find) => find,
         Err(e) => {
             print_error("find", e);
@@ -78,12 +83,13 @@ pub fn run(args: FindArgs) -> Exit {
     if let Some((callback, _)) = &progress {
         options.progress = Some(callback.clone());
     }
-    let outcome = walk(&program.roots, &options, &find);
+    let outcome = cluster.walk(&program.roots, &options, &find, &args.walk.plan());
     if let Some((_, bar)) = progress {
         bar.finish_and_clear();
     }
-    let finished_ok = find.finish(outcome.states);
-    Exit::from_errors(outcome.errors).max(if finished_ok { Exit::Ok } else { Exit::Errors })
+    let finished_ok = find.finish(outcome.states, cluster);
+    let exit = Exit::from_errors(outcome.errors).max(if finished_ok { Exit::Ok } else { Exit::Errors });
+    Exit::from_code(cluster.agree_exit(exit.code()))
 }
 
 fn now() -> Timestamp {

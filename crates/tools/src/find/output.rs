@@ -11,6 +11,7 @@ pub enum Outputs {
 }
 
 /// A piece of output held for `--sort`: the path it belongs to, its destination and its bytes.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct Record {
     pub path: Vec<u8>,
     pub sink: usize,

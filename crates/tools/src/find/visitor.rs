@@ -4,6 +4,7 @@
 use super::exec::{Batches, ExecRunner};
 use super::host::FindHost;
 use super::output::{Outputs, Record};
+use canopy_dist::Cluster;
 use canopy_engine::output::Sink;
 use canopy_engine::{Action, Cx, DirNode, Entry, Errno, FileKind, Op, Visitor, WalkError};
 use canopy_expr::{Flow, LsWidths, Program, eval};
@@ -30,12 +31,8 @@ pub struct FindState {
 }
 
 impl<'p> Find<'p> {
-    pub fn new(program: &'p Program, sorted: bool) -> Result<Self, String> {
-        let mut sinks = vec![Sink::stdout()];
-        for path in &program.output_files {
-            let sink = Sink::create(path).map_err(|e| format!("'{}': {e}", path.display()))?;
-            sinks.push(sink);
-        }
+    pub fn new(program: &'p Program, sorted: bool, cluster: &Cluster) -> Result<Self, String> {
+        let sinks = cluster.outputs(&program.output_files).map_err(|e| format!("{e}"))?;
         Ok(Find {
             program,
             sinks,
@@ -67,9 +64,9 @@ impl<'p> Find<'p> {
         flow
     }
 
-    /// Writes what the workers left: pending `-exec … +` batches, sorted output, buffered bytes.
-    /// Returns false if something failed (a command, a write).
-    pub fn finish(&self, states: Vec<FindState>) -> bool {
+    /// Writes what the workers left: pending `-exec … +` batches, sorted output (gathered from
+    /// every rank), buffered bytes. Returns false if something failed (a command, a write).
+    pub fn finish(&self, states: Vec<FindState>, cluster: &Cluster) -> bool {
         let mut records: Vec<Record> = Vec::new();
         for mut state in states {
             state.batches.flush_all(self);
@@ -78,10 +75,19 @@ impl<'p> Find<'p> {
                 Outputs::Sorted(r) => records.extend(r),
             }
         }
-        records.sort_by(|a, b| a.path.cmp(&b.path));
-        for record in records {
-            let _ = self.sinks[record.sink].write_all(&record.bytes);
+        if self.sorted {
+            let gathered = cluster.reduce(records, |mut a, b| {
+                a.extend(b);
+                a
+            });
+            if let Some(mut all) = gathered {
+                all.sort_by(|a, b| a.path.cmp(&b.path));
+                for record in all {
+                    let _ = self.sinks[record.sink].write_all(&record.bytes);
+                }
+            }
         }
+        cluster.finish_output();
         for sink in &self.sinks {
             let _ = sink.flush();
             if sink.failed() {

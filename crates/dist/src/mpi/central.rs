@@ -1,0 +1,162 @@
+//! CP, the centralised baseline the seed compares against (Algorithm 1): rank 0 is a master that
+//! holds the queue and does no walking; a worker asks it for one task at a time and sends every
+//! task it creates (the directories it discovered) back to it. Termination is detected with the
+//! same token ring as the other schedulers.
+
+use super::comm::{Comm, WorkBatch};
+use super::forward::{self, Forwarder};
+use super::protocol::{RESULTS, WORK, WORK_REQUEST, decode, encode};
+use crate::stats::RankStats;
+use canopy_engine::remote::{RemoteTask, RemoteWork};
+use canopy_engine::sched::SAMPLE_INTERVAL;
+use canopy_engine::{Driver, Session, Visitor, WalkOptions, WalkOutcome};
+use mpi::topology::SimpleCommunicator;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+pub fn walk<V>(
+    world: &SimpleCommunicator,
+    roots: &[Vec<u8>],
+    options: &WalkOptions,
+    visitor: &V,
+    forwarder: &Forwarder,
+) -> (WalkOutcome<V::State>, RankStats)
+where
+    V: Visitor,
+    V::Job: Serialize + DeserializeOwned,
+    V::DirData: Serialize + DeserializeOwned,
+{
+    let comm = Comm::new(world);
+    if comm.rank == 0 && comm.size > 1 {
+        return master::<V>(comm, roots, forwarder);
+    }
+    // A single rank has no master to talk to: it simply walks.
+    let session = Session::distributed(roots, options, visitor);
+    forwarder.set_draining(true);
+    let (outcome, stats) = session.run(|driver| worker(comm, driver, forwarder));
+    forwarder.set_draining(false);
+    (outcome, stats)
+}
+
+/// The master: a FIFO of tasks (each with the rank its directory belongs to), handed out one at a
+/// time to whichever worker asks.
+fn master<V>(
+    mut comm: Comm<'_>,
+    roots: &[Vec<u8>],
+    forwarder: &Forwarder,
+) -> (WalkOutcome<V::State>, RankStats)
+where
+    V: Visitor,
+    V::Job: Serialize + DeserializeOwned,
+{
+    let started = Instant::now();
+    let mut queue: VecDeque<(u32, RemoteTask<V::Job>)> = roots
+        .iter()
+        .map(|r| (0, RemoteTask { origin: None, work: RemoteWork::Root { path: r.clone() } }))
+        .collect();
+    let mut waiting: VecDeque<u32> = VecDeque::new();
+    while !comm.stopping {
+        let mut active = false;
+        while let Some(message) = comm.transport.poll() {
+            active = true;
+            match message.tag {
+                WORK_REQUEST => waiting.push_back(message.from),
+                RESULTS => {
+                    comm.safra.received_basic();
+                    let (origin, tasks): WorkBatch<V::Job> = decode(&message.bytes);
+                    queue.extend(tasks.into_iter().map(|t| (origin, t)));
+                }
+                super::protocol::TOKEN => comm.safra.receive_token(decode(&message.bytes)),
+                super::protocol::STOP => comm.stopping = true,
+                super::protocol::OUTPUT => forwarder.print(&message.bytes),
+                _ => {}
+            }
+        }
+        while !queue.is_empty()
+            && let Some(worker) = waiting.pop_front()
+        {
+            let (origin, task) = queue.pop_front().expect("checked non-empty");
+            comm.give(worker, &(origin, vec![task]));
+        }
+        comm.note_idle(queue.is_empty());
+        if queue.is_empty() {
+            comm.on_passive();
+        }
+        comm.transport.progress();
+        if !active {
+            std::thread::sleep(Duration::from_micros(50));
+        }
+    }
+    for worker in waiting {
+        comm.transport.send(worker, super::protocol::NO_WORK, Vec::new());
+    }
+    comm.quiesce(forwarder);
+    let mut stats = comm.finish_stats(&canopy_engine::WalkStats::default());
+    stats.elapsed_secs = started.elapsed().as_secs_f64();
+    let outcome = WalkOutcome {
+        states: Vec::new(),
+        errors: 0,
+        quit: false,
+        stats: canopy_engine::WalkStats::default(),
+    };
+    (outcome, stats)
+}
+
+/// A worker: asks the master for a task when idle, and sends every task its pool creates back.
+fn worker<V>(mut comm: Comm<'_>, driver: &Driver<'_, '_, '_, V>, forwarder: &Forwarder) -> RankStats
+where
+    V: Visitor,
+    V::Job: Serialize + DeserializeOwned,
+    V::DirData: Serialize + DeserializeOwned,
+{
+    let alone = comm.size == 1;
+    let mut last_tick = Instant::now();
+    while !comm.stopping {
+        let mut active = false;
+        while let Some(message) = comm.transport.poll() {
+            active = true;
+            let Some(message) = comm.handle_common(driver, forwarder, message) else { continue };
+            if message.tag == WORK {
+                comm.take_work(driver, &message.bytes);
+                comm.asked = None;
+                comm.stats.work_requests_fruitful += 1;
+            }
+        }
+        if !alone && driver.queued() > 0 {
+            let tasks = driver.export(&mut comm.rng, true);
+            if !tasks.is_empty() {
+                comm.stats.tasks_exported += tasks.len() as u64;
+                let batch: WorkBatch<V::Job> = (comm.rank, tasks);
+                comm.send_basic(0, RESULTS, encode(&batch));
+                active = true;
+            }
+        }
+        let idle = driver.is_idle();
+        active |= comm.report_completions(driver);
+        if comm.rank != 0 {
+            forward::ship(&mut comm.transport, forwarder);
+        }
+        if driver.quit_requested() {
+            comm.broadcast_stop();
+        }
+        comm.note_idle(idle);
+        if idle && !comm.stopping {
+            if comm.asked.is_none() && !alone {
+                comm.ask(0);
+            }
+            comm.on_passive();
+        }
+        comm.transport.progress();
+        if last_tick.elapsed() >= SAMPLE_INTERVAL {
+            driver.tick();
+            last_tick = Instant::now();
+        }
+        if !active {
+            driver.wait(if idle { Duration::from_micros(50) } else { Duration::from_millis(1) });
+        }
+    }
+    comm.quiesce(forwarder);
+    comm.finish_stats(&driver.stats())
+}

@@ -1,0 +1,218 @@
+//! What both walk loops share on a rank's communication thread: counted (basic) sends for Safra,
+//! completions going back to where their directories' parents live, the token, stopping, and the
+//! quiet exit that leaves no message behind.
+
+use super::forward::{self, Forwarder};
+use super::protocol::{COMPLETE, NO_WORK, OUTPUT, STOP, TOKEN, WORK, WORK_REQUEST, decode, encode};
+use super::transport::{Incoming, Transport};
+use crate::safra::{Safra, Step};
+use crate::stats::RankStats;
+use canopy_engine::remote::{Completion, RemoteTask};
+use canopy_engine::{Driver, Visitor};
+use mpi::collective::CommunicatorCollectives;
+use mpi::topology::{Communicator, SimpleCommunicator};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use std::time::{Duration, Instant};
+
+/// Work on the wire: the rank whose directories the tasks belong to (completions go there), and
+/// the tasks.
+pub type WorkBatch<J> = (u32, Vec<RemoteTask<J>>);
+
+pub struct Comm<'w> {
+    pub world: &'w SimpleCommunicator,
+    pub rank: u32,
+    pub size: u32,
+    pub transport: Transport<'w>,
+    pub safra: Safra,
+    pub stopping: bool,
+    /// The rank asked for work and not yet answered.
+    pub asked: Option<u32>,
+    pub stats: RankStats,
+    idle_since: Option<Instant>,
+    pub rng: fastrand::Rng,
+}
+
+impl<'w> Comm<'w> {
+    pub fn new(world: &'w SimpleCommunicator) -> Self {
+        let (rank, size) = (world.rank() as u32, world.size() as u32);
+        Comm {
+            world,
+            rank,
+            size,
+            transport: Transport::new(world),
+            safra: Safra::new(rank, size),
+            stopping: false,
+            asked: None,
+            stats: RankStats::default(),
+            idle_since: None,
+            rng: fastrand::Rng::with_seed(0xd15c ^ u64::from(rank)),
+        }
+    }
+
+    /// Sends a message that carries work (counted for termination).
+    pub fn send_basic(&mut self, to: u32, tag: mpi::Tag, bytes: Vec<u8>) {
+        self.safra.sent_basic(1);
+        self.transport.send(to, tag, bytes);
+    }
+
+    pub fn ask(&mut self, victim: u32) {
+        self.transport.send(victim, WORK_REQUEST, Vec::new());
+        self.asked = Some(victim);
+        self.stats.work_requests_sent += 1;
+    }
+
+    /// Sends the work in `batch` to `to` (or a refusal if there is none).
+    pub fn give<J: Serialize>(&mut self, to: u32, batch: &WorkBatch<J>) {
+        if batch.1.is_empty() {
+            self.transport.send(to, NO_WORK, Vec::new());
+        } else {
+            self.stats.tasks_exported += batch.1.len() as u64;
+            self.send_basic(to, WORK, encode(batch));
+        }
+    }
+
+    /// Imports a batch of work (a basic message).
+    pub fn take_work<V: Visitor>(&mut self, driver: &Driver<'_, '_, '_, V>, bytes: &[u8])
+    where
+        V::Job: Serialize + DeserializeOwned,
+        V::DirData: Serialize + DeserializeOwned,
+    {
+        self.safra.received_basic();
+        let (origin, tasks): WorkBatch<V::Job> = decode(bytes);
+        self.stats.tasks_imported += tasks.len() as u64;
+        if !self.stopping {
+            driver.import(origin, tasks);
+        }
+    }
+
+    /// Handles the messages both schedulers share; returns the message back if it is not one.
+    pub fn handle_common<V: Visitor>(
+        &mut self,
+        driver: &Driver<'_, '_, '_, V>,
+        forwarder: &Forwarder,
+        message: Incoming,
+    ) -> Option<Incoming>
+    where
+        V::Job: Serialize + DeserializeOwned,
+        V::DirData: Serialize + DeserializeOwned,
+    {
+        match message.tag {
+            COMPLETE => {
+                self.safra.received_basic();
+                let completion: Completion<V::DirData> = decode(&message.bytes);
+                driver.complete(completion);
+            }
+            TOKEN => self.safra.receive_token(decode(&message.bytes)),
+            STOP => self.stopping = true,
+            OUTPUT => forwarder.print(&message.bytes),
+            NO_WORK => {
+                self.asked = None;
+            }
+            _ => return Some(message),
+        }
+        None
+    }
+
+    /// Reports imported directories finished here to the ranks they came from.
+    pub fn report_completions<V: Visitor>(&mut self, driver: &Driver<'_, '_, '_, V>) -> bool
+    where
+        V::Job: Serialize + DeserializeOwned,
+        V::DirData: Serialize + DeserializeOwned,
+    {
+        let finished = driver.take_finished_imports();
+        let any = !finished.is_empty();
+        for done in finished {
+            // Same layout as `Completion { id, data }`, without moving the data out of the node.
+            let bytes = encode(&(done.id, &done.node.data));
+            self.send_basic(done.peer, COMPLETE, bytes);
+        }
+        any
+    }
+
+    /// Once passive: passes the token on, or — rank 0 — detects termination and stops everyone.
+    pub fn on_passive(&mut self) {
+        match self.safra.on_passive() {
+            Step::Wait => {}
+            Step::Forward(token) => {
+                let next = self.safra.next_rank();
+                self.transport.send(next, TOKEN, encode(&token));
+            }
+            Step::Terminate => self.broadcast_stop(),
+        }
+    }
+
+    /// Tells every rank to stop (termination detected, or a visitor quit).
+    pub fn broadcast_stop(&mut self) {
+        if self.stopping {
+            return;
+        }
+        self.stopping = true;
+        for r in (0..self.size).filter(|&r| r != self.rank) {
+            self.transport.send(r, STOP, Vec::new());
+        }
+    }
+
+    /// Tracks idle time (no local work) for the statistics.
+    pub fn note_idle(&mut self, idle: bool) {
+        match (idle, self.idle_since) {
+            (true, None) => self.idle_since = Some(Instant::now()),
+            (false, Some(since)) => {
+                self.stats.idle_secs += since.elapsed().as_secs_f64();
+                self.idle_since = None;
+            }
+            _ => {}
+        }
+    }
+
+    /// Leaves the walk without leaving a message behind: answers work requests with refusals until
+    /// this rank's own request is answered and every rank has got that far (a nonblocking barrier),
+    /// so no rank can be left waiting on one that is gone.
+    pub fn quiesce(&mut self, forwarder: &Forwarder) {
+        self.note_idle(false);
+        while self.asked.is_some() {
+            self.answer_late_messages(forwarder);
+        }
+        let mut barrier = self.world.immediate_barrier();
+        loop {
+            match barrier.test() {
+                Ok(_) => break,
+                Err(pending) => barrier = pending,
+            }
+            self.answer_late_messages(forwarder);
+        }
+        self.transport.flush();
+    }
+
+    fn answer_late_messages(&mut self, forwarder: &Forwarder) {
+        match self.transport.poll() {
+            Some(m) if m.tag == WORK_REQUEST => self.transport.send(m.from, NO_WORK, Vec::new()),
+            Some(m) if m.tag == NO_WORK || m.tag == WORK => self.asked = None,
+            Some(m) if m.tag == OUTPUT => forwarder.print(&m.bytes),
+            Some(_) => {}
+            None => {
+                if self.rank != 0 {
+                    forward::ship(&mut self.transport, forwarder);
+                }
+                std::thread::sleep(Duration::from_micros(50));
+            }
+        }
+    }
+
+    /// Final statistics of this rank.
+    pub fn finish_stats(mut self, walk: &canopy_engine::WalkStats) -> RankStats {
+        self.transport.flush();
+        let mut stats = std::mem::take(&mut self.stats);
+        stats.messages_to = self.transport.messages_to.clone();
+        stats.bytes_to = self.transport.bytes_to.clone();
+        stats.comm_secs = self.transport.comm.as_secs_f64();
+        stats.threads = walk.threads;
+        stats.tasks = walk.tasks;
+        stats.entries = walk.entries;
+        stats.dirs = walk.dirs;
+        stats.readdir_secs = walk.readdir_secs;
+        stats.stat_secs = walk.stat_secs;
+        stats.elapsed_secs = walk.elapsed_secs;
+        stats
+    }
+}

@@ -1,0 +1,142 @@
+//! Simulated hosts on one machine: one thread per rank, each with its own name and host root, talking over
+//! [`ThreadTransport`]s. The same code paths as a real run, testable without MPI.
+
+use crate::aggr::Registry;
+use crate::group::GroupError;
+use crate::host::HostConfig;
+use crate::protocol::{self, Message};
+use crate::runtime::{Runtime, serve};
+use crate::topology::{Fanout, Topology};
+use crate::transport::{MeshControl, ThreadTransport, Transport, thread_mesh};
+use crossbeam_channel::Receiver;
+use std::path::PathBuf;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// How to simulate a cluster.
+#[derive(Clone)]
+pub struct Simulation {
+    /// Number of hosts (ranks), at least 1; rank 0 is also the client.
+    pub hosts: usize,
+    /// Each host's root directory; `{rank}` is replaced by the rank (`{rank:03}` zero-pads it).
+    pub host_root: String,
+    /// Each host's name, with the same placeholders, plus `{hostname}` for the real hostname.
+    pub host_name: String,
+    /// Consecutive ranks per simulated physical node, for the tree's per-node level.
+    pub ranks_per_node: usize,
+    /// Fan-out of the aggregation tree.
+    pub fanout: Fanout,
+    /// How long operations wait for the hosts.
+    pub timeout: Duration,
+    /// Rust aggregations every simulated host can run.
+    pub registry: Registry,
+}
+
+impl Default for Simulation {
+    fn default() -> Self {
+        Simulation {
+            hosts: 1,
+            host_root: "/".into(),
+            host_name: "host{rank}".into(),
+            ranks_per_node: 1,
+            fanout: Fanout::default(),
+            timeout: Runtime::<ThreadTransport>::DEFAULT_TIMEOUT,
+            registry: Registry::new(),
+        }
+    }
+}
+
+/// Expands `{rank}`, `{rank:0N}` and `{hostname}` in a template.
+pub fn expand_template(template: &str, rank: usize, hostname: &str) -> Result<String, String> {
+    let mut out = String::new();
+    let mut rest = template;
+    while let Some(start) = rest.find('{') {
+        out += &rest[..start];
+        let end = rest[start..].find('}').ok_or_else(|| format!("unclosed '{{' in {template:?}"))? + start;
+        let field = &rest[start + 1..end];
+        match field {
+            "rank" => out += &rank.to_string(),
+            "hostname" => out += hostname,
+            _ => match field.strip_prefix("rank:0").map(str::parse::<usize>) {
+                Some(Ok(width)) => out += &format!("{rank:0width$}"),
+                _ => return Err(format!("unknown placeholder {{{field}}} in {template:?}")),
+            },
+        }
+        rest = &rest[end + 1..];
+    }
+    out += rest;
+    Ok(out)
+}
+
+/// A running simulation: the client runtime plus one server thread per other host.
+pub struct SimulatedCluster {
+    runtime: Option<Runtime<ThreadTransport>>,
+    /// Reaches every server directly, to stop them even when the tree is broken.
+    control: MeshControl,
+    servers: Vec<(JoinHandle<()>, Receiver<()>)>,
+}
+
+impl Simulation {
+    /// Starts the servers and returns the cluster, whose runtime is the client.
+    pub fn start(self) -> Result<SimulatedCluster, GroupError> {
+        if self.hosts == 0 || self.ranks_per_node == 0 {
+            return Err(GroupError::Usage(
+                "a simulation needs at least one host and one rank per node".into(),
+            ));
+        }
+        let hostname = HostConfig::local().name;
+        let mut configs = Vec::with_capacity(self.hosts);
+        for rank in 0..self.hosts {
+            let expand = |template: &str| expand_template(template, rank, &hostname);
+            let name = expand(&self.host_name).map_err(GroupError::Usage)?;
+            let root = expand(&self.host_root).map_err(GroupError::Usage)?;
+            configs.push(HostConfig { name, root: PathBuf::from(root) });
+        }
+        let labels: Vec<String> =
+            (0..self.hosts).map(|rank| format!("node{}", rank / self.ranks_per_node)).collect();
+        let topology = Topology::new(&labels, self.fanout);
+        let mut transports = thread_mesh(self.hosts);
+        let control = transports[0].control();
+        let mut servers = Vec::new();
+        for (transport, config) in transports.drain(1..).zip(configs.drain(1..)) {
+            let (topology, registry) = (topology.clone(), self.registry.clone());
+            // The thread drops the sender when it ends, which is what the cluster waits for.
+            let (done_tx, done_rx) = crossbeam_channel::bounded::<()>(0);
+            let handle = std::thread::Builder::new()
+                .name(format!("canopy-host-{}", transport.rank()))
+                .spawn(move || {
+                    let _done = done_tx;
+                    // A server only fails once every channel is gone, when the simulation is over.
+                    let _ = serve(transport, topology, config, registry);
+                })
+                .map_err(|e| GroupError::Usage(format!("cannot start a host thread: {e}")))?;
+            servers.push((handle, done_rx));
+        }
+        let root = transports.pop().expect("rank 0");
+        let runtime = Runtime::new(root, topology, configs.pop().expect("rank 0"), self.registry)?;
+        runtime.set_timeout(self.timeout);
+        Ok(SimulatedCluster { runtime: Some(runtime), control, servers })
+    }
+}
+
+impl SimulatedCluster {
+    /// The client.
+    pub fn runtime(&self) -> &Runtime<ThreadTransport> {
+        self.runtime.as_ref().expect("the runtime lives until drop")
+    }
+}
+
+impl Drop for SimulatedCluster {
+    /// Stops every server; threads still stuck in a file operation after a second are left behind (they
+    /// end with the process).
+    fn drop(&mut self) {
+        drop(self.runtime.take());
+        self.control.send_to_all(&protocol::encode(&Message::Shutdown));
+        let deadline = Instant::now() + Duration::from_secs(1);
+        for (handle, done) in self.servers.drain(..) {
+            if let Err(crossbeam_channel::RecvTimeoutError::Disconnected) = done.recv_deadline(deadline) {
+                let _ = handle.join();
+            }
+        }
+    }
+}
