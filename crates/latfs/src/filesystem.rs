@@ -18,7 +18,7 @@ use crate::attr::file_attr;
 use crate::latency::Latency;
 use crate::options::Options;
 use crate::passthrough::{AttrChanges, Caller, Entry, Passthrough};
-use crate::stats::{InFlight, Op, Stats};
+use crate::stats::{Op, Stats};
 use crate::worker::prepare_thread;
 
 /// Generation numbers stay 0: node ids are inode numbers, and the kernel itself notices when an inode
@@ -49,12 +49,13 @@ impl LatencyFs {
         })
     }
 
-    /// Starts serving one request: counts it and waits out its delay. Dropping the result ends it.
-    fn admit(&self, op: Op) -> InFlight<'_> {
+    /// Serves one request: counts it as in flight, waits out its delay, does `work`. The request is out
+    /// of flight before the caller replies, so a client's next request never overlaps it in the counts.
+    fn serve<T>(&self, op: Op, work: impl FnOnce() -> T) -> T {
         prepare_thread();
-        let in_flight = self.stats.start(op);
+        let _in_flight = self.stats.start(op);
         self.latency.pay(op);
-        in_flight
+        work()
     }
 
     fn reply_entry(&self, reply: ReplyEntry, result: rustix::io::Result<Entry>) {
@@ -109,8 +110,8 @@ impl Filesystem for LatencyFs {
     }
 
     fn lookup(&self, _request: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
-        let _in_flight = self.admit(Op::Lookup);
-        self.reply_entry(reply, self.source.lookup(parent.0, name));
+        let result = self.serve(Op::Lookup, || self.source.lookup(parent.0, name));
+        self.reply_entry(reply, result);
     }
 
     fn forget(&self, _request: &Request, ino: INodeNo, nlookup: u64) {
@@ -118,8 +119,9 @@ impl Filesystem for LatencyFs {
     }
 
     fn getattr(&self, _request: &Request, ino: INodeNo, fh: Option<FileHandle>, reply: ReplyAttr) {
-        let _in_flight = self.admit(Op::Getattr);
-        match self.source.getattr(ino.0, fh.map(|fh| fh.0)) {
+        match self.serve(Op::Getattr, || {
+            self.source.getattr(ino.0, fh.map(|fh| fh.0))
+        }) {
             Ok(stat) => reply.attr(&self.ttl, &file_attr(ino.0, &stat)),
             Err(error) => reply.error(errno(error)),
         }
@@ -143,7 +145,6 @@ impl Filesystem for LatencyFs {
         _flags: Option<fuser::BsdFileFlags>,
         reply: ReplyAttr,
     ) {
-        let _in_flight = self.admit(Op::Setattr);
         let changes = AttrChanges {
             mode,
             uid,
@@ -152,15 +153,17 @@ impl Filesystem for LatencyFs {
             atime,
             mtime,
         };
-        match self.source.setattr(ino.0, fh.map(|fh| fh.0), &changes) {
+        let result = self.serve(Op::Setattr, || {
+            self.source.setattr(ino.0, fh.map(|fh| fh.0), &changes)
+        });
+        match result {
             Ok(stat) => reply.attr(&self.ttl, &file_attr(ino.0, &stat)),
             Err(error) => reply.error(errno(error)),
         }
     }
 
     fn readlink(&self, _request: &Request, ino: INodeNo, reply: ReplyData) {
-        let _in_flight = self.admit(Op::Readlink);
-        match self.source.readlink(ino.0) {
+        match self.serve(Op::Readlink, || self.source.readlink(ino.0)) {
             Ok(target) => reply.data(&target),
             Err(error) => reply.error(errno(error)),
         }
@@ -176,10 +179,10 @@ impl Filesystem for LatencyFs {
         rdev: u32,
         reply: ReplyEntry,
     ) {
-        let _in_flight = self.admit(Op::Mknod);
-        let result = self
-            .source
-            .mknod(parent.0, name, mode, rdev, caller(request));
+        let result = self.serve(Op::Mknod, || {
+            self.source
+                .mknod(parent.0, name, mode, rdev, caller(request))
+        });
         self.reply_entry(reply, result);
     }
 
@@ -192,19 +195,24 @@ impl Filesystem for LatencyFs {
         _umask: u32,
         reply: ReplyEntry,
     ) {
-        let _in_flight = self.admit(Op::Mkdir);
-        let result = self.source.mkdir(parent.0, name, mode, caller(request));
+        let result = self.serve(Op::Mkdir, || {
+            self.source.mkdir(parent.0, name, mode, caller(request))
+        });
         self.reply_entry(reply, result);
     }
 
     fn unlink(&self, _request: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEmpty) {
-        let _in_flight = self.admit(Op::Unlink);
-        reply_empty(reply, self.source.unlink(parent.0, name));
+        reply_empty(
+            reply,
+            self.serve(Op::Unlink, || self.source.unlink(parent.0, name)),
+        );
     }
 
     fn rmdir(&self, _request: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEmpty) {
-        let _in_flight = self.admit(Op::Rmdir);
-        reply_empty(reply, self.source.rmdir(parent.0, name));
+        reply_empty(
+            reply,
+            self.serve(Op::Rmdir, || self.source.rmdir(parent.0, name)),
+        );
     }
 
     fn symlink(
@@ -215,10 +223,10 @@ impl Filesystem for LatencyFs {
         target: &Path,
         reply: ReplyEntry,
     ) {
-        let _in_flight = self.admit(Op::Symlink);
-        let result = self
-            .source
-            .symlink(parent.0, link_name, target, caller(request));
+        let result = self.serve(Op::Symlink, || {
+            self.source
+                .symlink(parent.0, link_name, target, caller(request))
+        });
         self.reply_entry(reply, result);
     }
 
@@ -232,10 +240,10 @@ impl Filesystem for LatencyFs {
         flags: RenameFlags,
         reply: ReplyEmpty,
     ) {
-        let _in_flight = self.admit(Op::Rename);
-        let result = self
-            .source
-            .rename((parent.0, name), (newparent.0, newname), flags.bits());
+        let result = self.serve(Op::Rename, || {
+            self.source
+                .rename((parent.0, name), (newparent.0, newname), flags.bits())
+        });
         reply_empty(reply, result);
     }
 
@@ -247,13 +255,12 @@ impl Filesystem for LatencyFs {
         newname: &OsStr,
         reply: ReplyEntry,
     ) {
-        let _in_flight = self.admit(Op::Link);
-        self.reply_entry(reply, self.source.link(ino.0, newparent.0, newname));
+        let result = self.serve(Op::Link, || self.source.link(ino.0, newparent.0, newname));
+        self.reply_entry(reply, result);
     }
 
     fn open(&self, _request: &Request, ino: INodeNo, flags: OpenFlags, reply: ReplyOpen) {
-        let _in_flight = self.admit(Op::Open);
-        match self.source.open(ino.0, flags.0) {
+        match self.serve(Op::Open, || self.source.open(ino.0, flags.0)) {
             Ok(handle) => reply.opened(FileHandle(handle), FopenFlags::empty()),
             Err(error) => reply.error(errno(error)),
         }
@@ -270,8 +277,7 @@ impl Filesystem for LatencyFs {
         _lock_owner: Option<LockOwner>,
         reply: ReplyData,
     ) {
-        let _in_flight = self.admit(Op::Read);
-        match self.source.read(fh.0, offset, size) {
+        match self.serve(Op::Read, || self.source.read(fh.0, offset, size)) {
             Ok(data) => reply.data(&data),
             Err(error) => reply.error(errno(error)),
         }
@@ -289,8 +295,7 @@ impl Filesystem for LatencyFs {
         _lock_owner: Option<LockOwner>,
         reply: ReplyWrite,
     ) {
-        let _in_flight = self.admit(Op::Write);
-        match self.source.write(fh.0, offset, data) {
+        match self.serve(Op::Write, || self.source.write(fh.0, offset, data)) {
             Ok(written) => reply.written(written),
             Err(error) => reply.error(errno(error)),
         }
@@ -304,8 +309,7 @@ impl Filesystem for LatencyFs {
         _lock_owner: LockOwner,
         reply: ReplyEmpty,
     ) {
-        let _in_flight = self.admit(Op::Flush);
-        reply_empty(reply, self.source.flush(fh.0));
+        reply_empty(reply, self.serve(Op::Flush, || self.source.flush(fh.0)));
     }
 
     fn release(
@@ -318,8 +322,7 @@ impl Filesystem for LatencyFs {
         _flush: bool,
         reply: ReplyEmpty,
     ) {
-        let _in_flight = self.admit(Op::Release);
-        reply_empty(reply, self.source.release(fh.0));
+        reply_empty(reply, self.serve(Op::Release, || self.source.release(fh.0)));
     }
 
     fn fsync(
@@ -330,13 +333,14 @@ impl Filesystem for LatencyFs {
         datasync: bool,
         reply: ReplyEmpty,
     ) {
-        let _in_flight = self.admit(Op::Fsync);
-        reply_empty(reply, self.source.fsync(fh.0, datasync));
+        reply_empty(
+            reply,
+            self.serve(Op::Fsync, || self.source.fsync(fh.0, datasync)),
+        );
     }
 
     fn opendir(&self, _request: &Request, ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {
-        let _in_flight = self.admit(Op::Opendir);
-        match self.source.opendir(ino.0) {
+        match self.serve(Op::Opendir, || self.source.opendir(ino.0)) {
             Ok(handle) => reply.opened(FileHandle(handle), FopenFlags::empty()),
             Err(error) => reply.error(errno(error)),
         }
@@ -350,19 +354,21 @@ impl Filesystem for LatencyFs {
         offset: u64,
         mut reply: ReplyDirectory,
     ) {
-        let _in_flight = self.admit(Op::Readdir);
-        let dir = match self.source.dir(fh.0) {
-            Ok(dir) => dir,
-            Err(error) => return reply.error(errno(error)),
-        };
-        // Offsets are positions in the listing snapshot: entry i carries offset i + 1, "resume after i".
-        for (index, entry) in dir.entries.iter().enumerate().skip(offset as usize) {
-            let ino = INodeNo(self.source.inodes.entry_id(entry.ino));
-            if reply.add(ino, index as u64 + 1, entry.kind, &entry.name) {
-                break;
+        let filled = self.serve(Op::Readdir, || {
+            let dir = self.source.dir(fh.0)?;
+            // Offsets are positions in the listing snapshot: entry i carries i + 1, "resume after i".
+            for (index, entry) in dir.entries.iter().enumerate().skip(offset as usize) {
+                let ino = INodeNo(self.source.inodes.entry_id(entry.ino));
+                if reply.add(ino, index as u64 + 1, entry.kind, &entry.name) {
+                    break;
+                }
             }
+            Ok(())
+        });
+        match filled {
+            Ok(()) => reply.ok(),
+            Err(error) => reply.error(errno(error)),
         }
-        reply.ok();
     }
 
     fn readdirplus(
@@ -373,32 +379,35 @@ impl Filesystem for LatencyFs {
         offset: u64,
         mut reply: ReplyDirectoryPlus,
     ) {
-        let _in_flight = self.admit(Op::Readdirplus);
-        let dir = match self.source.dir(fh.0) {
-            Ok(dir) => dir,
-            Err(error) => return reply.error(errno(error)),
-        };
-        for (index, entry) in dir.entries.iter().enumerate().skip(offset as usize) {
-            let Ok(found) = self.source.stat_listed(&dir, entry) else {
-                continue; // removed since the listing was taken
-            };
-            let attr = file_attr(found.id, &found.stat);
-            if reply.add(
-                INodeNo(found.id),
-                index as u64 + 1,
-                &entry.name,
-                &self.ttl,
-                &attr,
-                GENERATION,
-            ) {
-                break;
+        let filled = self.serve(Op::Readdirplus, || {
+            let dir = self.source.dir(fh.0)?;
+            for (index, entry) in dir.entries.iter().enumerate().skip(offset as usize) {
+                let Ok(found) = self.source.stat_listed(&dir, entry) else {
+                    continue; // removed since the listing was taken
+                };
+                let attr = file_attr(found.id, &found.stat);
+                let offset = index as u64 + 1;
+                if reply.add(
+                    INodeNo(found.id),
+                    offset,
+                    &entry.name,
+                    &self.ttl,
+                    &attr,
+                    GENERATION,
+                ) {
+                    break;
+                }
+                // Each entry in the reply is a lookup reference for the kernel, except "." and "..".
+                if !entry.is_dot_or_dot_dot() {
+                    self.source.remember_listed(&dir, found.id, &entry.name);
+                }
             }
-            // Each entry in the reply is a lookup reference for the kernel, except "." and "..".
-            if !entry.is_dot_or_dot_dot() {
-                self.source.remember_listed(&dir, found.id, &entry.name);
-            }
+            Ok(())
+        });
+        match filled {
+            Ok(()) => reply.ok(),
+            Err(error) => reply.error(errno(error)),
         }
-        reply.ok();
     }
 
     fn releasedir(
@@ -409,8 +418,10 @@ impl Filesystem for LatencyFs {
         _flags: OpenFlags,
         reply: ReplyEmpty,
     ) {
-        let _in_flight = self.admit(Op::Releasedir);
-        reply_empty(reply, self.source.releasedir(fh.0));
+        reply_empty(
+            reply,
+            self.serve(Op::Releasedir, || self.source.releasedir(fh.0)),
+        );
     }
 
     fn fsyncdir(
@@ -421,13 +432,14 @@ impl Filesystem for LatencyFs {
         _datasync: bool,
         reply: ReplyEmpty,
     ) {
-        let _in_flight = self.admit(Op::Fsyncdir);
-        reply_empty(reply, self.source.fsyncdir(fh.0));
+        reply_empty(
+            reply,
+            self.serve(Op::Fsyncdir, || self.source.fsyncdir(fh.0)),
+        );
     }
 
     fn statfs(&self, _request: &Request, _ino: INodeNo, reply: ReplyStatfs) {
-        let _in_flight = self.admit(Op::Statfs);
-        match self.source.statfs() {
+        match self.serve(Op::Statfs, || self.source.statfs()) {
             Ok(vfs) => reply.statfs(
                 vfs.f_blocks,
                 vfs.f_bfree,
@@ -443,8 +455,10 @@ impl Filesystem for LatencyFs {
     }
 
     fn access(&self, _request: &Request, ino: INodeNo, mask: AccessFlags, reply: ReplyEmpty) {
-        let _in_flight = self.admit(Op::Access);
-        reply_empty(reply, self.source.access(ino.0, mask.bits()));
+        reply_empty(
+            reply,
+            self.serve(Op::Access, || self.source.access(ino.0, mask.bits())),
+        );
     }
 
     fn create(
@@ -457,11 +471,11 @@ impl Filesystem for LatencyFs {
         flags: i32,
         reply: ReplyCreate,
     ) {
-        let _in_flight = self.admit(Op::Create);
-        match self
-            .source
-            .create(parent.0, name, mode, flags, caller(request))
-        {
+        let result = self.serve(Op::Create, || {
+            self.source
+                .create(parent.0, name, mode, flags, caller(request))
+        });
+        match result {
             Ok((entry, handle)) => reply.created(
                 &self.ttl,
                 &file_attr(entry.id, &entry.stat),

@@ -15,7 +15,7 @@ use crate::duration::format_duration;
 use crate::mount;
 use crate::options::Options;
 use crate::signals::{self, Signal};
-use crate::stats::Stats;
+use crate::stats::Snapshot;
 
 /// Runs `canopy latfs`: 0 after a clean unmount, 1 when mounting or serving failed, 2 on usage errors.
 pub fn run(args: Args) -> ExitCode {
@@ -64,10 +64,10 @@ fn serve(args: &Args, options: &Options) -> io::Result<()> {
         Signal::WriteStats => {
             if let Some(file) = &stats_file {
                 let sequence = stats_writes.fetch_add(1, Ordering::Relaxed) + 1;
-                if let Err(error) = write_stats(file, &counters, sequence) {
+                let snapshot = counters.snapshot_and_restart_window();
+                if let Err(error) = write_stats(file, &snapshot, sequence) {
                     eprintln!("canopy latfs: cannot write {}: {error}", file.display());
                 }
-                counters.restart_window();
             }
         }
     })?;
@@ -96,7 +96,7 @@ fn serve(args: &Args, options: &Options) -> io::Result<()> {
         stats.snapshot().summary()
     );
     if let Some(file) = &args.stats_file {
-        write_stats(file, &stats, 0)?;
+        write_stats(file, &stats.snapshot(), 0)?;
     }
     served
 }
@@ -119,8 +119,8 @@ fn unmount(unmounter: &mut SessionUnmounter, mountpoint: &Path) {
 }
 
 /// The counters as JSON; `sequence` numbers the SIGUSR1 snapshots (0 is the final one at exit).
-fn write_stats(file: &Path, stats: &Stats, sequence: u64) -> io::Result<()> {
-    let mut json = stats.snapshot().to_json();
+fn write_stats(file: &Path, snapshot: &Snapshot, sequence: u64) -> io::Result<()> {
+    let mut json = snapshot.to_json();
     json["sequence"] = sequence.into();
     write_atomically(file, format!("{json}\n").as_bytes())
 }

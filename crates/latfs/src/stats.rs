@@ -197,6 +197,15 @@ impl Stats {
         self.window_max_in_flight
             .store(self.in_flight.load(Ordering::SeqCst), Ordering::SeqCst);
     }
+
+    /// A snapshot that also restarts the window, in one step: a request starting right after the
+    /// snapshot is counted in the new window, never lost between reading and restarting.
+    pub fn snapshot_and_restart_window(&self) -> Snapshot {
+        let mut snapshot = self.snapshot();
+        let current = self.in_flight.load(Ordering::SeqCst);
+        snapshot.window_max_in_flight = self.window_max_in_flight.swap(current, Ordering::SeqCst);
+        snapshot
+    }
 }
 
 /// A request being served; dropping it takes the request out of flight.
@@ -236,6 +245,14 @@ mod tests {
         stats.restart_window();
         let snap = stats.snapshot();
         assert_eq!((snap.max_in_flight, snap.window_max_in_flight), (2, 1));
+        let second = stats.start(Op::Readdir);
+        assert_eq!(stats.snapshot_and_restart_window().window_max_in_flight, 2);
+        drop(second);
+        assert_eq!(
+            stats.snapshot().window_max_in_flight,
+            2,
+            "restarted at the level then in flight"
+        );
         drop(open);
     }
 
