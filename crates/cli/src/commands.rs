@@ -17,6 +17,9 @@ pub enum Command {
     Find(canopy_tools::find::FindArgs),
     /// Apply one file operation to a group of files across hosts and print the aggregated result.
     Group(canopy_group::cli::GroupArgs),
+    /// Mirror a directory through FUSE with a fixed latency per request (emulates a parallel file
+    /// system, to evaluate concurrency settings on any machine).
+    Latfs(canopy_latfs::Args),
     /// Print shell completions (bash, zsh, fish, elvish, powershell) to stdout.
     #[command(after_help = "Example:\n  canopy completions bash > /etc/bash_completion.d/canopy")]
     Completions { shell: clap_complete::Shell },
@@ -27,6 +30,7 @@ impl Command {
         match self {
             Command::Find(args) => canopy_tools::find::run(args, cluster).into(),
             Command::Group(args) => canopy_group::cli::run(args),
+            Command::Latfs(args) => canopy_latfs::run(args),
             Command::Completions { shell } => {
                 clap_complete::generate(shell, &mut Cli::command(), "canopy", &mut std::io::stdout());
                 ExitCode::SUCCESS

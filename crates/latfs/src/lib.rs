@@ -1,0 +1,41 @@
+//! `canopy latfs`: a latency-injecting passthrough FUSE file system.
+//!
+//! It mirrors a source directory and makes every metadata request (lookup, getattr, readdir, open,
+//! create, …) sleep a fixed delay on its own worker thread, with the kernel's caches off: a local tree
+//! on a 2-core machine then behaves like a parallel file system where each call costs 0.2–2 ms and
+//! only concurrency wins time. Writes pass through too, so copy and remove tools can be measured.
+//!
+//! ```no_run
+//! use canopy_latfs::{Mounted, Options};
+//! let mut options = Options::new("/data", "/mnt/slow");
+//! options.delay = std::time::Duration::from_millis(1);
+//! let mount = Mounted::start(&options)?;
+//! // … run a client on /mnt/slow …
+//! println!("{}", mount.stats().snapshot().summary());
+//! mount.unmount()?;
+//! # Ok::<(), std::io::Error>(())
+//! ```
+
+mod args;
+mod attr;
+mod daemon;
+mod duration;
+mod filesystem;
+mod handles;
+mod inodes;
+mod latency;
+mod location;
+mod mount;
+mod options;
+mod passthrough;
+mod run;
+mod signals;
+mod stats;
+mod worker;
+
+pub use args::Args;
+pub use duration::{format_duration, parse_duration};
+pub use mount::Mounted;
+pub use options::{MAX_THREADS, Options};
+pub use run::run;
+pub use stats::{Op, Snapshot, Stats};
