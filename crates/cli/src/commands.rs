@@ -18,6 +18,8 @@ pub struct Cli {
 
 #[derive(Subcommand)]
 pub enum Command {
+    /// Gather metadata: counts, bytes, size/age histograms, top owners; optionally one record per entry.
+    Walk(canopy_tools::walk::WalkCmdArgs),
     /// Print shell completions (bash, zsh, fish, elvish, powershell) to stdout.
     #[command(after_help = "Example:\n  canopy completions bash > /etc/bash_completion.d/canopy")]
     Completions { shell: clap_complete::Shell },
@@ -26,6 +28,7 @@ pub enum Command {
 impl Command {
     pub fn run(self) -> ExitCode {
         match self {
+            Command::Walk(args) => canopy_tools::walk::run(&args).into(),
             Command::Completions { shell } => {
                 clap_complete::generate(
                     shell,

@@ -2,3 +2,4 @@
 //! Each tool module exposes its clap `Args` and a `run` function returning the process exit code.
 
 pub mod common;
+pub mod walk;
