@@ -15,10 +15,12 @@ use std::io::{self, BufWriter, Write};
 use std::path::Path;
 use std::thread::JoinHandle;
 
-/// Rows a worker collects before handing them to the writer as one batch.
-const BATCH_ROWS: usize = 8192;
+/// Rows a worker collects before handing them to the writer as one batch. Small, because a walk
+/// may run 128 workers (latency-bound file systems) and each holds one partial batch; 8192 rows
+/// measured no faster on 1M entries.
+const BATCH_ROWS: usize = 1024;
 /// JSON bytes a worker collects before handing them to the writer.
-const BATCH_BYTES: usize = 1 << 20;
+const BATCH_BYTES: usize = 128 << 10;
 /// Batches in flight to the writer; when they are all taken the workers wait (back-pressure).
 const CHANNEL_BATCHES: usize = 16;
 /// A Parquet row group is closed at this estimated encoded size, bounding the writer's memory.
