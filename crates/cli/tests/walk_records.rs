@@ -150,7 +150,7 @@ queries = {
     "parquet": f"select coalesce(path_bytes, encode(path)) as p, {columns}, epoch_ns(atime) as atime,"
                f" epoch_ns(mtime) as mtime, epoch_ns(ctime) as ctime from read_parquet('{parquet}')",
     "jsonl": f"select coalesce(from_base64(path_base64), encode(path)) as p, {columns}, atime, mtime, ctime"
-             f" from read_json('{jsonl}', format = 'newline_delimited')",
+             f" from read_json('{jsonl}', format = 'newline_delimited', sample_size = -1)",
 }
 for source, sql in queries.items():
     rel = duckdb.sql(sql)

@@ -22,8 +22,11 @@
 //! | `depth`       | uint32                  | number           | depth below the walk root (the root is 0)      |
 //!
 //! The exact path is `coalesce(path_bytes, encode(path))` in DuckDB for Parquet,
-//! `coalesce(from_base64(path_base64), encode(path))` for JSON Lines, and `.path_base64 // .path` in jq
-//! (decode with `@base64d` when present). Parquet files carry the key-value metadata
+//! `coalesce(from_base64(path_base64), encode(path))` for JSON Lines; in jq, `select(.path_base64)`
+//! finds the lossy ones (jq strings cannot hold invalid UTF-8). Read JSON Lines in DuckDB
+//! with `read_json(FILE, sample_size = -1)`: with the default sample, a `path_base64` first seen
+//! after the sampled rows is read as NULL. pandas reads both (`read_parquet`, `read_json(lines=True)`);
+//! jq before 1.7 rounds the nanosecond times to doubles. Parquet files carry the key-value metadata
 //! `canopy.records.version` = [`RECORDS_VERSION`].
 
 mod arrow_rows;
