@@ -152,7 +152,7 @@ fn help_shows_examples() {
     assert_eq!(out.status.code(), Some(0));
     let help = String::from_utf8(out.stdout).unwrap();
     assert!(
-        help.contains("Examples:") && help.contains("--output scratch.parquet"),
+        help.contains("Examples:") && help.contains("-o scratch.parquet"),
         "{help}"
     );
 }

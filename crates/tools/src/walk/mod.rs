@@ -23,20 +23,20 @@ use clap::Args;
 use report::RunFacts;
 use std::ffi::OsString;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 use visitor::WalkVisitor;
 
 const EXAMPLES: &str = "\
 Examples:
-  canopy walk /scratch                          summary of a tree
-  canopy walk --json /scratch | jq .totals      the summary as JSON (schema canopy.walk.summary v1)
-  canopy walk /scratch --output scratch.parquet one record per entry, zstd Parquet
-  canopy walk /home --output home.jsonl         one JSON object per entry
-  duckdb -c \"select uid, sum(size) from 'scratch.parquet' group by uid order by 2 desc\"
+  canopy walk /scratch                        summary of a tree
+  canopy walk --json /scratch | jq .totals    the summary as JSON (canopy.walk.summary v1)
+  canopy walk /scratch -o scratch.parquet     also one record per entry, zstd Parquet
+  canopy walk /home -o home.jsonl             also one JSON object per entry
+  duckdb -c \"select uid, sum(size) from 'scratch.parquet' group by 1 order by 2 desc\"
 
-Byte totals count every hard link of a file, like find lists them; allocated bytes are st_blocks x 512.
-Exit status: 0 when every entry was read, 1 when any error was reported, 2 on usage errors.";
+Bytes count every hard link of a file, as find lists them; allocated = st_blocks x 512.
+Exit status: 0 if every entry was read, 1 if any error was reported, 2 on usage errors.";
 
 /// Gather metadata: counts by type, bytes, size and age histograms, top owners, largest files.
 #[derive(Args, Debug)]
@@ -67,28 +67,10 @@ pub struct WalkCmdArgs {
 pub fn run(args: &WalkCmdArgs) -> Exit {
     let output = match &args.output {
         None => None,
-        Some(path) => {
-            let Some(format) = RecordFormat::from_path(path) else {
-                print_error(
-                    "walk",
-                    format_args!(
-                        "--output '{}': the file name must end in .parquet or .jsonl",
-                        path.display()
-                    ),
-                );
-                return Exit::Usage;
-            };
-            match RecordOutput::create(path, format) {
-                Ok(output) => Some((path, output)),
-                Err(e) => {
-                    print_error(
-                        "walk",
-                        format_args!("cannot create '{}': {e}", path.display()),
-                    );
-                    return Exit::Errors;
-                }
-            }
-        }
+        Some(path) => match open_output(path) {
+            Ok(output) => Some((path, output)),
+            Err(exit) => return exit,
+        },
     };
 
     let roots: Vec<Vec<u8>> = args.paths.iter().map(|p| os_to_bytes(p)).collect();
@@ -115,21 +97,12 @@ pub fn run(args: &WalkCmdArgs) -> Exit {
     }
     let mut exit = Exit::from_errors(errors);
     let records = output.and_then(|(path, output)| {
-        let format = output.format();
-        match output.finish() {
-            Ok(records) => Some(RecordsWritten {
-                path: EncodedPath::new(&os_to_bytes(path.as_os_str())),
-                format: format.to_string(),
-                records,
-            }),
-            Err(e) => {
-                print_error("walk", format_args!("writing '{}': {e}", path.display()));
-                exit = Exit::Errors;
-                None
-            }
+        let written = finish_output(path, output);
+        if written.is_none() {
+            exit = Exit::Errors;
         }
+        written
     });
-
     let facts = RunFacts {
         roots: &roots,
         reference,
@@ -140,16 +113,59 @@ pub fn run(args: &WalkCmdArgs) -> Exit {
         records,
     };
     let report = Report::new(&summary, facts, args.top);
-    let printed = if args.json {
-        serde_json::to_string_pretty(&report).expect("a report serialises") + "\n"
-    } else {
-        text::render(&report)
+    exit.max(print_report(&report, args.json))
+}
+
+/// Creates the `--output` file; a name without a known extension is a usage error.
+fn open_output(path: &Path) -> Result<RecordOutput, Exit> {
+    let Some(format) = RecordFormat::from_path(path) else {
+        print_error(
+            "walk",
+            format_args!(
+                "--output '{}': the file name must end in .parquet or .jsonl",
+                path.display()
+            ),
+        );
+        return Err(Exit::Usage);
     };
-    if let Err(e) = std::io::stdout().lock().write_all(printed.as_bytes()) {
-        print_error("walk", format_args!("writing the summary: {e}"));
-        exit = Exit::Errors;
+    RecordOutput::create(path, format).map_err(|e| {
+        print_error(
+            "walk",
+            format_args!("cannot create '{}': {e}", path.display()),
+        );
+        Exit::Errors
+    })
+}
+
+/// Completes the `--output` file; `None` (with the error shown) when writing it failed.
+fn finish_output(path: &Path, output: RecordOutput) -> Option<RecordsWritten> {
+    let format = output.format();
+    match output.finish() {
+        Ok(records) => Some(RecordsWritten {
+            path: EncodedPath::new(&os_to_bytes(path.as_os_str())),
+            format: format.to_string(),
+            records,
+        }),
+        Err(e) => {
+            print_error("walk", format_args!("writing '{}': {e}", path.display()));
+            None
+        }
     }
-    exit
+}
+
+fn print_report(report: &Report, json: bool) -> Exit {
+    let printed = if json {
+        serde_json::to_string_pretty(report).expect("a report serialises") + "\n"
+    } else {
+        text::render(report)
+    };
+    match std::io::stdout().lock().write_all(printed.as_bytes()) {
+        Ok(()) => Exit::Ok,
+        Err(e) => {
+            print_error("walk", format_args!("writing the summary: {e}"));
+            Exit::Errors
+        }
+    }
 }
 
 fn now() -> Timestamp {
