@@ -20,6 +20,8 @@ pub enum Command {
     /// Mirror a directory through FUSE with a fixed latency per request (emulates a parallel file
     /// system, to evaluate concurrency settings on any machine).
     Latfs(canopy_latfs::Args),
+    /// Gather metadata: counts, bytes, size/age histograms, top owners; optionally one record per entry.
+    Walk(canopy_tools::walk::WalkCmdArgs),
     /// Print shell completions (bash, zsh, fish, elvish, powershell) to stdout.
     #[command(after_help = "Example:\n  canopy completions bash > /etc/bash_completion.d/canopy")]
     Completions { shell: clap_complete::Shell },
@@ -31,6 +33,7 @@ impl Command {
             Command::Find(args) => canopy_tools::find::run(args, cluster).into(),
             Command::Group(args) => canopy_group::cli::run(args),
             Command::Latfs(args) => canopy_latfs::run(args),
+            Command::Walk(args) => canopy_tools::walk::run(&args).into(),
             Command::Completions { shell } => {
                 clap_complete::generate(shell, &mut Cli::command(), "canopy", &mut std::io::stdout());
                 ExitCode::SUCCESS

@@ -4,7 +4,7 @@
 
 use crate::node::DirNode;
 use crate::options::{WalkOptions, WalkProgress};
-use crate::sched::{SAMPLE_INTERVAL, Scheduler, StealStats, ThreadPolicy, UtilizationSampler};
+use crate::sched::{IoSampler, SAMPLE_INTERVAL, Scheduler, StealStats, ThreadPolicy};
 use crate::sys::{FsClass, classify_fs, open_path};
 use crate::task::Task;
 use crate::visitor::Visitor;
@@ -27,6 +27,8 @@ pub(crate) struct Counters {
     pub tasks: AtomicU64,
     pub readdir_ns: AtomicU64,
     pub stat_ns: AtomicU64,
+    pub open_ns: AtomicU64,
+    pub io_calls: AtomicU64,
 }
 
 pub(crate) struct Shared<'a, V: Visitor> {
@@ -120,7 +122,7 @@ impl<'a, V: Visitor> Session<'a, V> {
                 scope,
                 policy: self.policy,
                 handles: RefCell::new(Vec::new()),
-                sampler: RefCell::new(UtilizationSampler::default()),
+                sampler: RefCell::new(IoSampler::default()),
                 started,
             };
             for _ in 0..self.policy.initial() {
@@ -177,7 +179,7 @@ pub struct Driver<'scope, 'env, 'a, V: Visitor> {
     scope: &'scope Scope<'scope, 'env>,
     policy: ThreadPolicy,
     handles: RefCell<Vec<ScopedJoinHandle<'scope, V::State>>>,
-    sampler: RefCell<UtilizationSampler>,
+    sampler: RefCell<IoSampler>,
     started: Instant,
 }
 
@@ -189,12 +191,18 @@ impl<'scope, 'env, 'a, V: Visitor> Driver<'scope, 'env, 'a, V> {
         }
     }
 
-    /// Grows the pool if the workers are blocked on I/O with work waiting, and reports progress.
-    /// Call every [`SAMPLE_INTERVAL`] or so.
+    /// Grows the pool if the workers wait on the file system with work queued, and reports
+    /// progress. Call every [`SAMPLE_INTERVAL`] or so.
     pub fn tick(&self) {
         let sched = &self.shared.sched;
-        let busy_cores = self.sampler.borrow_mut().sample();
-        let target = self.policy.target(sched.workers(), sched.idle_workers(), sched.queued(), busy_cores);
+        let (ns, calls) = (
+            self.shared.sum(|c| &c.readdir_ns)
+                + self.shared.sum(|c| &c.stat_ns)
+                + self.shared.sum(|c| &c.open_ns),
+            self.shared.sum(|c| &c.io_calls),
+        );
+        let latency = self.sampler.borrow_mut().sample(ns, calls);
+        let target = self.policy.target(sched.workers(), sched.idle_workers(), sched.queued(), latency);
         while sched.workers() < target {
             self.spawn_worker();
         }

@@ -9,7 +9,7 @@ use crate::meta::FileKind;
 use crate::node::{DirFd, DirNode};
 use crate::options::Follow;
 use crate::session::Shared;
-use crate::sys::{thread_io_ns, timed_readdir};
+use crate::sys::{thread_io, timed_readdir};
 use crate::task::Task;
 use crate::visitor::{Action, Visitor};
 use rustix::fd::AsFd;
@@ -56,9 +56,11 @@ impl<'a, V: Visitor> Shared<'a, V> {
                     self.finish(&mut worker, node);
                 }
             }
-            let (readdir_ns, stat_ns) = thread_io_ns();
-            counters.readdir_ns.store(readdir_ns, Ordering::Relaxed);
-            counters.stat_ns.store(stat_ns, Ordering::Relaxed);
+            let io = thread_io();
+            counters.readdir_ns.store(io.readdir_ns, Ordering::Relaxed);
+            counters.stat_ns.store(io.stat_ns, Ordering::Relaxed);
+            counters.open_ns.store(io.open_ns, Ordering::Relaxed);
+            counters.io_calls.store(io.calls, Ordering::Relaxed);
             counters.tasks.fetch_add(1, Ordering::Relaxed);
             self.sched.task_done();
         }

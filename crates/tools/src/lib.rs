@@ -3,3 +3,4 @@
 
 pub mod common;
 pub mod find;
+pub mod walk;

@@ -1,19 +1,20 @@
-//! Thread-count adaptation. A warm local walk is CPU-bound: about one thread per core is best and more
-//! only add contention. On NFS, Lustre or any FUSE file system each metadata call waits 0.2–2 ms on a
-//! server, and throughput grows with the calls in flight — far more threads than cores. Rather than ask
-//! the user, the engine watches how busy its threads really are: if the process uses much less CPU
-//! than its busy workers could, the workers are blocked in system calls, and more of them will overlap
-//! more waits. Known network file systems start high at once.
+//! Thread-count adaptation. A warm local walk is CPU-bound: about one thread per core is best and
+//! more only add contention. On NFS, Lustre or any FUSE file system each metadata call waits
+//! 0.2–2 ms on a server, and throughput grows with the calls in flight — far more threads than
+//! cores. Rather than ask the user, the engine watches the mean latency of its own metadata calls
+//! (openat, getdents64, statx): microseconds on a cached local file system, whatever the machine's
+//! load (a thread is rarely preempted inside a call that short), and hundreds of microseconds when
+//! a server answers. While every worker is busy, work is queued and calls are that slow, the pool
+//! doubles. Known network file systems start high at once.
 
-use rustix::time::{ClockId, clock_gettime};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// How many worker threads a walk uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ThreadPolicy {
     /// Exactly this many (`-j N`).
     Fixed(usize),
-    /// Start with `initial`, grow up to `max` while the workers are blocked on I/O.
+    /// Start with `initial`, grow up to `max` while the workers wait on the file system.
     Adaptive { initial: usize, max: usize },
 }
 
@@ -21,8 +22,11 @@ pub enum ThreadPolicy {
 pub const REMOTE_INITIAL_THREADS: usize = 16;
 /// Upper bound for adaptive growth; past this the server side, not the client, is the limit.
 pub const ADAPTIVE_MAX_THREADS: usize = 128;
-/// How often the controller samples utilisation.
+/// How often the controller samples.
 pub const SAMPLE_INTERVAL: Duration = Duration::from_millis(20);
+/// Mean metadata-call latency above which more threads overlap more waiting. A cold local SSD
+/// (~100 µs per call) qualifies too, and benefits the same way.
+pub const SLOW_CALL: Duration = Duration::from_micros(50);
 
 impl ThreadPolicy {
     /// The default: one worker per core, growing when the file system turns out to be slow.
@@ -55,20 +59,14 @@ impl ThreadPolicy {
     }
 
     /// How many workers to have after a sample, given the workers started, how many of them are
-    /// parked, how many tasks wait in queues and how many cores the process kept busy.
-    pub fn target(self, started: usize, idle: usize, queued: usize, busy_cores: f64) -> usize {
+    /// parked, how many tasks wait in queues, and the mean latency of the metadata calls made since
+    /// the last sample (`None` if none finished).
+    pub fn target(self, started: usize, idle: usize, queued: usize, call_latency: Option<Duration>) -> usize {
         let ThreadPolicy::Adaptive { max, .. } = self else {
             return started;
         };
-        let working = started.saturating_sub(idle);
-        // Grow only when every worker is busy, work is waiting, and the busy workers use less than
-        // half the CPU they could: they are waiting on the file system, not computing.
-        let cpu_capacity = working.min(cores()) as f64;
-        if idle == 0 && queued > 0 && busy_cores < 0.5 * cpu_capacity {
-            (started * 2).min(max)
-        } else {
-            started
-        }
+        let waiting_on_fs = call_latency.is_some_and(|l| l >= SLOW_CALL);
+        if idle == 0 && queued > 0 && waiting_on_fs { (started * 2).min(max) } else { started }
     }
 }
 
@@ -77,47 +75,47 @@ pub fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
-/// Measures how many cores the process kept busy between samples.
-pub struct UtilizationSampler {
-    last_cpu: Duration,
-    last_wall: Instant,
+/// Turns running totals of call time and call count into the mean latency since the last sample.
+#[derive(Default)]
+pub struct IoSampler {
+    last_ns: u64,
+    last_calls: u64,
 }
 
-impl Default for UtilizationSampler {
-    fn default() -> Self {
-        UtilizationSampler { last_cpu: process_cpu_time(), last_wall: Instant::now() }
+impl IoSampler {
+    pub fn sample(&mut self, total_ns: u64, total_calls: u64) -> Option<Duration> {
+        let (ns, calls) =
+            (total_ns.saturating_sub(self.last_ns), total_calls.saturating_sub(self.last_calls));
+        (self.last_ns, self.last_calls) = (total_ns, total_calls);
+        (calls > 0).then(|| Duration::from_nanos(ns / calls))
     }
-}
-
-impl UtilizationSampler {
-    /// Busy cores since the previous sample (CPU time / wall time).
-    pub fn sample(&mut self) -> f64 {
-        let (cpu, wall) = (process_cpu_time(), Instant::now());
-        let used = cpu.saturating_sub(self.last_cpu).as_secs_f64();
-        let elapsed = wall.duration_since(self.last_wall).as_secs_f64();
-        (self.last_cpu, self.last_wall) = (cpu, wall);
-        if elapsed > 0.0 { used / elapsed } else { 0.0 }
-    }
-}
-
-fn process_cpu_time() -> Duration {
-    let t = clock_gettime(ClockId::ProcessCPUTime);
-    Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    const SLOW: Option<Duration> = Some(Duration::from_micros(500));
+    const FAST: Option<Duration> = Some(Duration::from_micros(2));
+
     #[test]
-    fn grows_only_when_blocked_with_work_waiting() {
+    fn grows_only_when_calls_are_slow_with_work_waiting() {
         let p = ThreadPolicy::Adaptive { initial: 2, max: 64 };
-        assert_eq!(p.target(2, 0, 10, 0.05), 4, "blocked workers with queued work grow");
-        assert_eq!(p.target(2, 0, 10, 1.9), 2, "CPU-bound workers do not");
-        assert_eq!(p.target(2, 1, 10, 0.05), 2, "an idle worker means there is no shortage");
-        assert_eq!(p.target(2, 0, 0, 0.05), 2, "nothing queued, nothing to overlap");
-        assert_eq!(p.target(64, 0, 10, 0.05), 64, "capped");
-        assert_eq!(ThreadPolicy::Fixed(3).target(3, 0, 10, 0.0), 3, "-j is exact");
+        assert_eq!(p.target(2, 0, 10, SLOW), 4, "slow calls with queued work grow");
+        assert_eq!(p.target(2, 0, 10, FAST), 2, "fast calls (a cached local disk, however loaded) do not");
+        assert_eq!(p.target(2, 1, 10, SLOW), 2, "an idle worker means there is no shortage");
+        assert_eq!(p.target(2, 0, 0, SLOW), 2, "nothing queued, nothing to overlap");
+        assert_eq!(p.target(2, 0, 10, None), 2, "no calls finished, no evidence");
+        assert_eq!(p.target(64, 0, 10, SLOW), 64, "capped");
+        assert_eq!(ThreadPolicy::Fixed(3).target(3, 0, 10, SLOW), 3, "-j is exact");
+    }
+
+    #[test]
+    fn sampler_gives_the_mean_since_the_last_sample() {
+        let mut s = IoSampler::default();
+        assert_eq!(s.sample(1_000, 10), Some(Duration::from_nanos(100)));
+        assert_eq!(s.sample(1_000, 10), None);
+        assert_eq!(s.sample(61_000, 12), Some(Duration::from_micros(30)));
     }
 
     #[test]

@@ -6,6 +6,6 @@ mod adapt;
 mod queue;
 mod scheduler;
 
-pub use adapt::{ADAPTIVE_MAX_THREADS, SAMPLE_INTERVAL, ThreadPolicy, UtilizationSampler, cores};
+pub use adapt::{ADAPTIVE_MAX_THREADS, IoSampler, SAMPLE_INTERVAL, SLOW_CALL, ThreadPolicy, cores};
 pub use queue::{SplitMode, WorkQueue};
 pub use scheduler::{Scheduler, StealStats};

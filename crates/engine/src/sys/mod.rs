@@ -12,5 +12,5 @@ pub use fdbudget::{CachedFd, fd_budget, open_cached_fds};
 pub use fstype::{FsClass, classify_fs};
 pub use open::{PATH_MAX, open_dir_at, open_path, split_parent};
 pub use stat::{stat_at, stat_path};
-pub use timing::thread_io_ns;
-pub(crate) use timing::{timed_readdir, timed_stat};
+pub use timing::{IoTime, thread_io};
+pub(crate) use timing::{timed_open, timed_readdir, timed_stat};

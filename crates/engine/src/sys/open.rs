@@ -14,7 +14,7 @@ fn dir_flags(follow: bool) -> OFlags {
 /// Opens directory `name` inside the directory `dir`. Without `follow`, a symlink (even one swapped in
 /// during the walk) is refused with `ELOOP`/`ENOTDIR` instead of being followed out of the tree.
 pub fn open_dir_at<Fd: AsFd>(dir: Fd, name: &CStr, follow: bool) -> Result<OwnedFd, Errno> {
-    retry_on_fd_exhaustion(|| openat(&dir, name, dir_flags(follow), Mode::empty()))
+    super::timed_open(|| retry_on_fd_exhaustion(|| openat(&dir, name, dir_flags(follow), Mode::empty())))
 }
 
 /// Opens a directory by a path of any length: short paths in one call, longer ones (past `PATH_MAX`)

@@ -1,31 +1,55 @@
-//! Time spent in directory reads and stats, per thread: the I/O side of the seed's time profile
-//! (readdir/stat versus communication). Two clock reads per call, from the vDSO.
+//! Time spent in the engine's metadata system calls, per thread: the I/O side of the seed's time
+//! profile (readdir/stat versus communication), and the signal the adaptive thread count follows.
+//! Two clock reads per call, from the vDSO.
 
 use std::cell::Cell;
 use std::time::Instant;
 
+/// Nanoseconds and calls so far on the calling thread.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct IoTime {
+    pub readdir_ns: u64,
+    pub stat_ns: u64,
+    pub open_ns: u64,
+    pub calls: u64,
+}
+
+impl IoTime {
+    pub fn total_ns(&self) -> u64 {
+        self.readdir_ns + self.stat_ns + self.open_ns
+    }
+}
+
 thread_local! {
-    static READDIR_NS: Cell<u64> = const { Cell::new(0) };
-    static STAT_NS: Cell<u64> = const { Cell::new(0) };
+    static IO: Cell<IoTime> = const { Cell::new(IoTime { readdir_ns: 0, stat_ns: 0, open_ns: 0, calls: 0 }) };
 }
 
 pub(crate) fn timed_readdir<T>(f: impl FnOnce() -> T) -> T {
-    timed(&READDIR_NS, f)
+    timed(f, |io, ns| io.readdir_ns += ns)
 }
 
 pub(crate) fn timed_stat<T>(f: impl FnOnce() -> T) -> T {
-    timed(&STAT_NS, f)
+    timed(f, |io, ns| io.stat_ns += ns)
 }
 
-fn timed<T>(counter: &'static std::thread::LocalKey<Cell<u64>>, f: impl FnOnce() -> T) -> T {
+pub(crate) fn timed_open<T>(f: impl FnOnce() -> T) -> T {
+    timed(f, |io, ns| io.open_ns += ns)
+}
+
+fn timed<T>(f: impl FnOnce() -> T, add: impl FnOnce(&mut IoTime, u64)) -> T {
     let start = Instant::now();
     let value = f();
     let spent = start.elapsed().as_nanos() as u64;
-    counter.with(|c| c.set(c.get() + spent));
+    IO.with(|cell| {
+        let mut io = cell.get();
+        add(&mut io, spent);
+        io.calls += 1;
+        cell.set(io);
+    });
     value
 }
 
-/// (readdir, stat) nanoseconds spent so far by the calling thread.
-pub fn thread_io_ns() -> (u64, u64) {
-    (READDIR_NS.with(Cell::get), STAT_NS.with(Cell::get))
+/// The calling thread's totals.
+pub fn thread_io() -> IoTime {
+    IO.with(Cell::get)
 }

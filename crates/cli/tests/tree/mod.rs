@@ -1,0 +1,234 @@
+//! A hostile test tree and GNU find as the oracle, shared by the `canopy walk` end-to-end tests.
+#![allow(dead_code)] // each test binary uses a different subset
+
+use rustix::fs::{CWD, Mode, OFlags, mkdirat, openat};
+use std::ffi::OsStr;
+use std::fs::{self, File, FileTimes};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{chown, lchown, symlink};
+use std::path::Path;
+use std::process::{Command, Output};
+use std::time::{Duration, SystemTime};
+
+pub const DAY: Duration = Duration::from_secs(86_400);
+
+/// The `canopy` binary under test.
+pub fn canopy() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_canopy"))
+}
+
+pub fn run_canopy(args: &[&OsStr]) -> Output {
+    canopy().args(args).output().expect("canopy runs")
+}
+
+pub fn is_root() -> bool {
+    rustix::process::geteuid().is_root()
+}
+
+/// Builds the tree under `root` (which must exist): every file type, hard links, a sparse file,
+/// symlinks (dangling, to a directory), odd names, files of known ages, a wide directory, and a
+/// path longer than PATH_MAX. As root, also device nodes and files of other (and unnamed) owners.
+pub fn build(root: &Path) {
+    let at = |rel: &str| root.join(rel);
+    for dir in ["a", "a/b", "a/b/c", "wide", "odd", "ages"] {
+        fs::create_dir(at(dir)).unwrap();
+    }
+    for (rel, size) in [
+        ("a/empty", 0),
+        ("a/one", 1),
+        ("a/b/three", 3),
+        ("a/b/c/kilo", 1000),
+        ("a/five_k", 5000),
+        ("a/b/big", 70_000),
+        ("a/b/c/shared", 8192),
+    ] {
+        write_file(&at(rel), size);
+    }
+    fs::hard_link(at("a/b/c/shared"), at("a/link_to_shared")).unwrap();
+    fs::hard_link(at("a/b/c/shared"), at("wide/another_link")).unwrap();
+
+    // 10 MiB apparent, one 4 KiB block written in the middle.
+    let sparse = File::create(at("a/sparse")).unwrap();
+    sparse.set_len(10 << 20).unwrap();
+    std::os::unix::fs::FileExt::write_all_at(&sparse, &[7u8; 4096], 1 << 20).unwrap();
+
+    symlink("one", at("a/to_file")).unwrap();
+    symlink("nowhere", at("a/dangling")).unwrap();
+    symlink("b", at("a/to_dir")).unwrap();
+    rustix::fs::mknodat(CWD, at("a/fifo"), rustix::fs::FileType::Fifo, Mode::from_raw_mode(0o644), 0)
+        .unwrap();
+    drop(std::os::unix::net::UnixListener::bind(at("a/sock")).unwrap());
+
+    let odd = at("odd");
+    for name in [&b"new\nline"[..], b"bad\xff\xfe", b"-dash", b"tab\tname", b"sp ace", &[b'n'; 255]] {
+        write_file(&odd.join(OsStr::from_bytes(name)), name.len() as u64);
+    }
+
+    for i in 0..60 {
+        write_file(&at(&format!("wide/f{i:02}")), i * 10);
+    }
+
+    let now = SystemTime::now();
+    for (rel, mtime) in [
+        ("ages/future", now + 2 * DAY),
+        ("ages/three_days", now - 3 * DAY),
+        ("ages/forty_days", now - 40 * DAY),
+        ("ages/two_years", now - 730 * DAY),
+        ("ages/ten_years", now - 3650 * DAY),
+    ] {
+        write_file(&at(rel), 10);
+        File::options()
+            .write(true)
+            .open(at(rel))
+            .unwrap()
+            .set_times(FileTimes::new().set_modified(mtime).set_accessed(mtime))
+            .unwrap();
+    }
+
+    deep_chain(&at("deep"), 30, 180);
+
+    if is_root() {
+        chown(at("a/b/big"), Some(65534), Some(65534)).unwrap();
+        chown(odd.join("-dash"), Some(54321), Some(54322)).unwrap();
+        lchown(at("a/dangling"), Some(65534), None).unwrap();
+        let dev = |name: &str, kind, major, minor| {
+            rustix::fs::mknodat(
+                CWD,
+                at(name),
+                kind,
+                Mode::from_raw_mode(0o600),
+                rustix::fs::makedev(major, minor),
+            )
+            .unwrap();
+        };
+        dev("a/null", rustix::fs::FileType::CharacterDevice, 1, 3);
+        dev("a/loop", rustix::fs::FileType::BlockDevice, 7, 0);
+    }
+}
+
+pub fn write_file(path: &Path, size: u64) {
+    fs::write(path, vec![b'x'; size as usize]).unwrap();
+}
+
+/// `levels` nested directories of `name_len`-byte names below `top`, with a file `bottom` at the
+/// end: built with `mkdirat`/`openat`, since the full path is longer than PATH_MAX.
+pub fn deep_chain(top: &Path, levels: usize, name_len: usize) {
+    fs::create_dir(top).unwrap();
+    let name = vec![b'd'; name_len];
+    let mut dir = openat(CWD, top, OFlags::DIRECTORY, Mode::empty()).unwrap();
+    for _ in 0..levels {
+        mkdirat(&dir, name.as_slice(), Mode::from_raw_mode(0o755)).unwrap();
+        dir = openat(&dir, name.as_slice(), OFlags::DIRECTORY, Mode::empty()).unwrap();
+    }
+    let file = openat(&dir, "bottom", OFlags::CREATE | OFlags::WRONLY, Mode::from_raw_mode(0o644)).unwrap();
+    rustix::io::write(&file, b"deep").unwrap();
+}
+
+/// One line of GNU find's `-printf`: what `stat` says about a path.
+#[derive(Clone, Debug)]
+pub struct Found {
+    pub path: Vec<u8>,
+    /// `%y`: f d l p s b c.
+    pub letter: char,
+    pub size: u64,
+    pub blocks: u64,
+    pub uid: u32,
+    pub gid: u32,
+    pub inode: u64,
+    pub nlink: u64,
+    pub dev: u64,
+    pub depth: u32,
+    /// `%m`: permission bits.
+    pub perm: u32,
+    pub atime_ns: i64,
+    pub mtime_ns: i64,
+    pub ctime_ns: i64,
+}
+
+impl Found {
+    /// The type name canopy's outputs use.
+    pub fn type_name(&self) -> &'static str {
+        match self.letter {
+            'f' => "file",
+            'd' => "dir",
+            'l' => "symlink",
+            'p' => "fifo",
+            's' => "socket",
+            'b' => "block",
+            'c' => "char",
+            other => panic!("unexpected find type {other}"),
+        }
+    }
+
+    /// The full `st_mode`: type bits from `%y`, permissions from `%m`.
+    pub fn mode(&self) -> u32 {
+        let type_bits = match self.letter {
+            'f' => 0o100000,
+            'd' => 0o040000,
+            'l' => 0o120000,
+            'p' => 0o010000,
+            's' => 0o140000,
+            'b' => 0o060000,
+            'c' => 0o020000,
+            other => panic!("unexpected find type {other}"),
+        };
+        type_bits | self.perm
+    }
+
+    /// The directory containing this entry (for depth ≥ 1).
+    pub fn parent(&self) -> &[u8] {
+        let cut = self.path.iter().rposition(|&b| b == b'/').unwrap();
+        &self.path[..cut]
+    }
+}
+
+const FIELDS: usize = 14;
+const FORMAT: &str = "%y\\0%s\\0%b\\0%U\\0%G\\0%i\\0%n\\0%D\\0%d\\0%m\\0%A@\\0%T@\\0%C@\\0%p\\0";
+
+/// Runs `find ROOTS -printf …` (through `wrapper`, e.g. setpriv, when given) and parses every line.
+/// Returns the entries and find's exit status.
+pub fn find(roots: &[&Path], wrapper: &[&str]) -> (Vec<Found>, i32) {
+    let mut cmd = match wrapper.split_first() {
+        Some((program, args)) => {
+            let mut c = Command::new(program);
+            c.args(args).arg("find");
+            c
+        }
+        None => Command::new("find"),
+    };
+    let out = cmd.args(roots).args(["-printf", FORMAT]).output().expect("GNU find runs");
+    let fields: Vec<&[u8]> = out.stdout.split(|&b| b == 0).collect();
+    // The output ends with NUL, so the split leaves one empty field at the end.
+    assert_eq!((fields.len() - 1) % FIELDS, 0, "find output is whole records");
+    let entries = fields[..fields.len() - 1]
+        .chunks(FIELDS)
+        .map(|f| {
+            let text = |i: usize| std::str::from_utf8(f[i]).unwrap();
+            let num = |i: usize| text(i).parse::<u64>().unwrap();
+            Found {
+                letter: text(0).chars().next().unwrap(),
+                size: num(1),
+                blocks: num(2),
+                uid: num(3) as u32,
+                gid: num(4) as u32,
+                inode: num(5),
+                nlink: num(6),
+                dev: num(7),
+                depth: num(8) as u32,
+                perm: u32::from_str_radix(text(9), 8).unwrap(),
+                atime_ns: seconds_to_ns(text(10)),
+                mtime_ns: seconds_to_ns(text(11)),
+                ctime_ns: seconds_to_ns(text(12)),
+                path: f[13].to_vec(),
+            }
+        })
+        .collect();
+    (entries, out.status.code().unwrap_or(-1))
+}
+
+/// find's `%T@` (`1700000000.1234567890`) as nanoseconds.
+fn seconds_to_ns(text: &str) -> i64 {
+    let (sec, frac) = text.split_once('.').unwrap_or((text, "0"));
+    let nanos = format!("{frac:0<9}")[..9].parse::<i64>().unwrap();
+    sec.parse::<i64>().unwrap() * 1_000_000_000 + nanos
+}
