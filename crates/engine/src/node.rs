@@ -51,6 +51,17 @@ impl AsFd for DirFd {
 impl<D: Default> DirNode<D> {
     /// A starting point of the walk, opened by `path` (which may exceed `PATH_MAX`).
     pub fn root(path: &[u8], follow: bool, meta: Option<Metadata>) -> Arc<Self> {
+        Self::root_with(path, follow, meta, D::default())
+    }
+
+    /// A subdirectory `name` of `parent`; counts as pending work of the parent until it finishes.
+    pub fn child(parent: &Arc<Self>, name: &CStr, follow: bool, meta: Option<Metadata>) -> Arc<Self> {
+        Self::child_with(parent, name, follow, meta, D::default())
+    }
+}
+
+impl<D> DirNode<D> {
+    pub(crate) fn root_with(path: &[u8], follow: bool, meta: Option<Metadata>, data: D) -> Arc<Self> {
         Arc::new(DirNode {
             parent: None,
             path: path.into(),
@@ -62,12 +73,17 @@ impl<D: Default> DirNode<D> {
             fd: Mutex::new(None),
             opened: AtomicBool::new(false),
             pending: AtomicUsize::new(1),
-            data: D::default(),
+            data,
         })
     }
 
-    /// A subdirectory `name` of `parent`; counts as pending work of the parent until it finishes.
-    pub fn child(parent: &Arc<Self>, name: &CStr, follow: bool, meta: Option<Metadata>) -> Arc<Self> {
+    pub(crate) fn child_with(
+        parent: &Arc<Self>,
+        name: &CStr,
+        follow: bool,
+        meta: Option<Metadata>,
+        data: D,
+    ) -> Arc<Self> {
         parent.add_pending(1);
         Arc::new(DirNode {
             parent: Some(Arc::clone(parent)),
@@ -80,12 +96,9 @@ impl<D: Default> DirNode<D> {
             fd: Mutex::new(None),
             opened: AtomicBool::new(false),
             pending: AtomicUsize::new(1),
-            data: D::default(),
+            data,
         })
     }
-}
-
-impl<D> DirNode<D> {
     /// The full path, as find prints it.
     pub fn path(&self) -> &[u8] {
         &self.path

@@ -77,6 +77,8 @@ pub(crate) struct Shared<'a, V: Visitor> {
 pub struct Cx<'w, V: Visitor> {
     shared: &'w Shared<'w, V>,
     worker: usize,
+    /// Data for the directory the current visit continues into ([`Cx::set_dir_data`]).
+    dir_data: Option<V::DirData>,
 }
 
 impl<V: Visitor> Cx<'_, V> {
@@ -94,6 +96,29 @@ impl<V: Visitor> Cx<'_, V> {
     pub fn spawn_in(&mut self, dir: &Arc<DirNode<V::DirData>>, job: V::Job) {
         dir.add_pending(1);
         self.shared.sched.push(self.worker, Task::Job(job, Some(Arc::clone(dir))));
+    }
+
+    /// Holds back `dir`'s post-order [`Visitor::leave_dir`] for a job that cannot be scheduled yet
+    /// (it waits on work elsewhere, e.g. a hard link waiting for its target's copy); schedule it with
+    /// [`Cx::spawn_reserved`] once it can run. A reservation dropped unspent keeps `dir` and its
+    /// ancestors from ever being left.
+    pub fn reserve(&mut self, dir: &Arc<DirNode<V::DirData>>) -> Reservation<V::DirData> {
+        dir.add_pending(1);
+        Reservation { dir: Arc::clone(dir) }
+    }
+
+    /// Schedules the job a [`Reservation`] was made for; it counts toward the reserved directory as
+    /// if scheduled there with [`Cx::spawn_in`].
+    pub fn spawn_reserved(&mut self, reservation: Reservation<V::DirData>, job: V::Job) {
+        self.shared.sched.push(self.worker, Task::Job(job, Some(reservation.dir)));
+    }
+
+    /// Gives the directory being visited its [`Visitor::DirData`] (instead of `Default::default()`), so
+    /// what the visit learned — a destination it created, a decision to remove everything below — is
+    /// there for every entry inside it. Only meaningful in [`Visitor::visit`] of a directory that
+    /// returns [`Action::Continue`]; ignored otherwise.
+    pub fn set_dir_data(&mut self, data: V::DirData) {
+        self.dir_data = Some(data);
     }
 
     /// Shows a failure through [`Visitor::error`] and counts it toward the exit status if the
@@ -117,6 +142,20 @@ impl<V: Visitor> Cx<'_, V> {
     /// The walk's options (follow mode, depth limits…).
     pub fn options(&self) -> &WalkOptions {
         self.shared.options
+    }
+}
+
+/// A slot in a directory's pending work, taken with [`Cx::reserve`] and filled with
+/// [`Cx::spawn_reserved`]; can be moved to another thread or job.
+#[must_use = "a reservation dropped unspent keeps its directory from ever being left"]
+pub struct Reservation<D> {
+    dir: Arc<DirNode<D>>,
+}
+
+impl<D> Reservation<D> {
+    /// The directory whose `leave_dir` waits for this reservation.
+    pub fn dir(&self) -> &Arc<DirNode<D>> {
+        &self.dir
     }
 }
 
@@ -229,7 +268,7 @@ impl<'a, V: Visitor> Shared<'a, V> {
     }
 
     fn cx(&'a self, worker: usize) -> Cx<'a, V> {
-        Cx { shared: self, worker }
+        Cx { shared: self, worker, dir_data: None }
     }
 
     fn report(&'a self, worker: usize, error: WalkError) {
@@ -264,16 +303,18 @@ impl<'a, V: Visitor> Shared<'a, V> {
         {
             return;
         }
-        let action = self.visitor.visit(&mut self.cx(worker.index), &mut worker.state, entry);
+        let mut cx = self.cx(worker.index);
+        let action = self.visitor.visit(&mut cx, &mut worker.state, entry);
         if action == Action::Prune || self.quitting() || entry.kind() != FileKind::Dir {
             return;
         }
+        let data = cx.dir_data.take().unwrap_or_default();
         let enter = parent.is_none_or(|parent| self.may_enter(worker.index, entry, parent))
             && self.options.max_depth.is_none_or(|max| entry.depth() < max);
         let meta = entry.cached_metadata().copied();
         let node = match parent {
-            None => DirNode::root(entry.name_cstr().to_bytes(), entry.follows(), meta),
-            Some(parent) => DirNode::child(parent, entry.name_cstr(), entry.follows(), meta),
+            None => DirNode::root_with(entry.name_cstr().to_bytes(), entry.follows(), meta, data),
+            Some(parent) => DirNode::child_with(parent, entry.name_cstr(), entry.follows(), meta, data),
         };
         if enter {
             self.sched.push(worker.index, Task::Read(node));
