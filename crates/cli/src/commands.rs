@@ -15,6 +15,10 @@ pub struct Cli {
 pub enum Command {
     /// Search a tree in parallel with GNU find's expressions (-name, -size, -exec, -printf…).
     Find(canopy_tools::find::FindArgs),
+    /// Copy trees in parallel like cp -a (hard links, xattrs, sparse files); rerun to resume.
+    Cp(canopy_tools::cp::CpArgs),
+    /// Remove trees in parallel (like rm -rf), optionally filtered by find's tests; symlink-race safe.
+    Rm(canopy_tools::rm::RmArgs),
     /// Print shell completions (bash, zsh, fish, elvish, powershell) to stdout.
     #[command(after_help = "Example:\n  canopy completions bash > /etc/bash_completion.d/canopy")]
     Completions { shell: clap_complete::Shell },
@@ -24,6 +28,8 @@ impl Command {
     pub fn run(self) -> ExitCode {
         match self {
             Command::Find(args) => canopy_tools::find::run(args).into(),
+            Command::Cp(args) => canopy_tools::cp::run(args).into(),
+            Command::Rm(args) => canopy_tools::rm::run(args).into(),
             Command::Completions { shell } => {
                 clap_complete::generate(shell, &mut Cli::command(), "canopy", &mut std::io::stdout());
                 ExitCode::SUCCESS

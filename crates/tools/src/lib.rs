@@ -2,4 +2,8 @@
 //! Each tool module exposes its clap `Args` and a `run` function returning the process exit code.
 
 pub mod common;
+pub mod cp;
 pub mod find;
+mod remove;
+pub mod rm;
+pub mod transfer;
