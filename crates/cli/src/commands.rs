@@ -17,6 +17,8 @@ pub enum Command {
     Find(canopy_tools::find::FindArgs),
     /// Copy trees in parallel like cp -a (hard links, xattrs, sparse files); rerun to resume.
     Cp(canopy_tools::cp::CpArgs),
+    /// Make DEST identical to SOURCE like rsync -a -H --delete, in parallel; resumable.
+    Sync(canopy_tools::sync::SyncArgs),
     /// Remove trees in parallel (like rm -rf), optionally filtered by find's tests; symlink-race safe.
     Rm(canopy_tools::rm::RmArgs),
     /// Print shell completions (bash, zsh, fish, elvish, powershell) to stdout.
@@ -29,6 +31,7 @@ impl Command {
         match self {
             Command::Find(args) => canopy_tools::find::run(args).into(),
             Command::Cp(args) => canopy_tools::cp::run(args).into(),
+            Command::Sync(args) => canopy_tools::sync::run(args).into(),
             Command::Rm(args) => canopy_tools::rm::run(args).into(),
             Command::Completions { shell } => {
                 clap_complete::generate(shell, &mut Cli::command(), "canopy", &mut std::io::stdout());

@@ -6,4 +6,5 @@ pub mod cp;
 pub mod find;
 mod remove;
 pub mod rm;
+pub mod sync;
 pub mod transfer;

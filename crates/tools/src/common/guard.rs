@@ -13,7 +13,7 @@ pub struct Protected {
 
 impl Protected {
     pub fn current() -> Result<Self, Errno> {
-        let mut ids = ancestors_of(open_dir(c".")?)?;
+        let mut ids = ancestors_of(&open_dir(c".")?)?;
         let root = file_id(&open_dir(c"/")?)?;
         if !ids.contains(&root) {
             ids.push(root);
@@ -27,23 +27,23 @@ impl Protected {
 }
 
 /// Whether the directory `inner` is `outer` or lies below it (following `..` from `inner`).
-pub fn is_within(inner: OwnedFd, outer: (u64, u64)) -> Result<bool, Errno> {
+pub fn is_within(inner: &OwnedFd, outer: (u64, u64)) -> Result<bool, Errno> {
     Ok(ancestors_of(inner)?.contains(&outer))
 }
 
 /// (device, inode) of a directory and of each directory above it, up to `/` of its mount namespace.
-fn ancestors_of(start: OwnedFd) -> Result<Vec<(u64, u64)>, Errno> {
-    let mut ids = vec![file_id(&start)?];
-    let mut dir = start;
+fn ancestors_of(start: &OwnedFd) -> Result<Vec<(u64, u64)>, Errno> {
+    let mut ids = vec![file_id(start)?];
+    let mut current: Option<OwnedFd> = None;
     loop {
-        let parent =
-            openat(&dir, c"..", OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())?;
+        let dir = current.as_ref().unwrap_or(start);
+        let parent = openat(dir, c"..", OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())?;
         let id = file_id(&parent)?;
         if ids.last() == Some(&id) {
             return Ok(ids);
         }
         ids.push(id);
-        dir = parent;
+        current = Some(parent);
     }
 }
 
@@ -95,9 +95,9 @@ mod tests {
         let open =
             |p: &str| openat(CWD, tmp.path().join(p), OFlags::RDONLY | OFlags::DIRECTORY, Mode::empty());
         let a = file_id(&open("a").unwrap()).unwrap();
-        assert!(is_within(open("a/b/c").unwrap(), a).unwrap());
-        assert!(is_within(open("a").unwrap(), a).unwrap());
+        assert!(is_within(&open("a/b/c").unwrap(), a).unwrap());
+        assert!(is_within(&open("a").unwrap(), a).unwrap());
         std::fs::create_dir(tmp.path().join("x")).unwrap();
-        assert!(!is_within(open("x").unwrap(), a).unwrap());
+        assert!(!is_within(&open("x").unwrap(), a).unwrap());
     }
 }

@@ -99,7 +99,7 @@ fn root_pair(source: &[u8], dest: &[u8], into_dir: bool) -> Result<RootPair, Str
     if meta.is_dir() {
         let parent = if follow_dest { dest } else { split_parent(&dest_path).0 };
         if let Ok(parent) = open_path(parent, true)
-            && is_within(parent, meta.file_id()).unwrap_or(false)
+            && is_within(&parent, meta.file_id()).unwrap_or(false)
         {
             return Err(format!(
                 "cannot copy a directory, '{}', into itself, '{}'",

@@ -128,6 +128,11 @@ pub fn dest_dir_path(dir: &DirNode<DestDir>) -> Vec<u8> {
     join_relative(&root_pair(dir).dest, &relative_dir(dir))
 }
 
-fn join_relative(base: &[u8], relative: &[u8]) -> Vec<u8> {
-    if relative.is_empty() { base.to_vec() } else { join_path(base, relative) }
+/// `base/relative`, where either may be empty (the root itself, or a path relative to the roots).
+pub fn join_relative(base: &[u8], relative: &[u8]) -> Vec<u8> {
+    match (base.is_empty(), relative.is_empty()) {
+        (_, true) => base.to_vec(),
+        (true, false) => relative.to_vec(),
+        (false, false) => join_path(base, relative),
+    }
 }

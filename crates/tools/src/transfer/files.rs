@@ -4,12 +4,12 @@
 //! renamed into place by whoever copied the last piece.
 
 use super::data::{CopyError, Span, copy_span, hash_of};
-use super::dest::{Place, RootPair};
+use super::dest::{Place, RootPair, join_relative};
 use super::temp::{create_file, discard, rename_into_place, temp_name};
 use super::visitor::{Failure, Job, TransferState};
 use super::{Transfer, attrs};
 use canopy_engine::sys::{PATH_MAX, open_path, split_parent};
-use canopy_engine::{Cx, DirFd, Entry, Errno, Metadata, join_path};
+use canopy_engine::{Cx, DirFd, Entry, Errno, Metadata};
 use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
 use rustix::fs::{CWD, Mode, OFlags, fdatasync, fstat, ftruncate, openat};
 use serde::{Deserialize, Serialize};
@@ -281,10 +281,6 @@ impl Transfer {
         let source_hash = hash(&src, state);
         source_hash.is_some() && source_hash == hash(&dest, state)
     }
-}
-
-fn join_relative(base: &[u8], relative: &[u8]) -> Vec<u8> {
-    if relative.is_empty() { base.to_vec() } else { join_path(base, relative) }
 }
 
 pub fn lossy(path: &[u8]) -> std::borrow::Cow<'_, str> {
