@@ -15,6 +15,8 @@ pub struct Cli {
 pub enum Command {
     /// Search a tree in parallel with GNU find's expressions (-name, -size, -exec, -printf…).
     Find(canopy_tools::find::FindArgs),
+    /// Compare two trees: missing, extra, type, size, mtime, content; --json for programs.
+    Cmp(canopy_tools::cmp::CmpArgs),
     /// Copy trees in parallel like cp -a (hard links, xattrs, sparse files); rerun to resume.
     Cp(canopy_tools::cp::CpArgs),
     /// Make DEST identical to SOURCE like rsync -a -H --delete, in parallel; resumable.
@@ -30,6 +32,7 @@ impl Command {
     pub fn run(self) -> ExitCode {
         match self {
             Command::Find(args) => canopy_tools::find::run(args).into(),
+            Command::Cmp(args) => canopy_tools::cmp::run(args).into(),
             Command::Cp(args) => canopy_tools::cp::run(args).into(),
             Command::Sync(args) => canopy_tools::sync::run(args).into(),
             Command::Rm(args) => canopy_tools::rm::run(args).into(),

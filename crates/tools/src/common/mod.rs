@@ -3,12 +3,14 @@
 
 mod exit;
 pub mod guard;
+mod lookup;
 mod mirror;
 mod paths;
 mod progress;
 mod walk_args;
 
 pub use exit::Exit;
+pub use lookup::lookup;
 pub use mirror::Mirror;
 pub use paths::{io_error_message, os_to_bytes, print_error};
 

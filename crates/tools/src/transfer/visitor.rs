@@ -9,7 +9,7 @@ use super::links::{Arrival, Placed, Waiter};
 use super::plan::{Plan, plan};
 use super::temp::{create_fresh, discard, is_temp_name, rename_into_place, temp_name};
 use super::{Transfer, listing, special};
-use crate::common::{Mirror, print_error};
+use crate::common::{Mirror, lookup, print_error};
 use canopy_engine::output::OutBuf;
 use canopy_engine::{Action, Cx, DirFd, DirNode, Entry, Errno, FileKind, Metadata, Op, Visitor, WalkError};
 use rustix::fd::AsFd;
@@ -43,33 +43,6 @@ pub enum Failure {
 impl Failure {
     pub fn io(path: Vec<u8>, verb: &'static str, errno: Errno) -> Self {
         Failure::Io { path, verb, errno }
-    }
-}
-
-fn lookup(dir: &DirFd, name: &CStr) -> Result<Option<Metadata>, Errno> {
-    match statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
-        Ok(st) => Ok(Some(metadata(&st))),
-        Err(Errno::NOENT) => Ok(None),
-        Err(errno) => Err(errno),
-    }
-}
-
-fn metadata(st: &rustix::fs::Stat) -> Metadata {
-    let time = |sec: i64, nsec: i64| canopy_engine::Timestamp { sec, nsec: nsec as u32 };
-    Metadata {
-        mode: st.st_mode,
-        nlink: st.st_nlink,
-        uid: st.st_uid,
-        gid: st.st_gid,
-        size: st.st_size as u64,
-        blocks: st.st_blocks as u64,
-        blksize: st.st_blksize as u32,
-        ino: st.st_ino,
-        dev: st.st_dev,
-        rdev: st.st_rdev,
-        atime: time(st.st_atime, st.st_atime_nsec as i64),
-        mtime: time(st.st_mtime, st.st_mtime_nsec as i64),
-        ctime: time(st.st_ctime, st.st_ctime_nsec as i64),
     }
 }
 
