@@ -22,12 +22,15 @@ copied again. Unlike cp, an existing destination file with the source's size and
 taken as already copied.
 
 With one SOURCE and a DEST that is not an existing directory, DEST becomes the copy; otherwise each
-SOURCE is copied into DEST/ under its own name.
+SOURCE is copied into DEST/ under its own name. As with cp, `canopy cp SRC NEW` creates NEW the
+first time and would copy into NEW/SRC the second: to resume such a copy, rerun it as
+`canopy cp -T SRC NEW` (or copy into an existing directory in the first place).
 Exit status: 0 if everything was copied, 1 if anything failed (each failure is reported with its
 path and reason), 2 on a usage error.
 
 Examples:
-  canopy cp /data/project /archive/              # → /archive/project
+  canopy cp /data/project /archive/              # → /archive/project; rerun to resume
+  canopy cp -T /data/project /archive/project    # the same, naming the copy itself
   canopy cp -j 64 /lustre/run42 /backup/run42    # more workers on a parallel file system
   canopy cp --verify --fsync /scratch/ckpt /safe/ckpt
   canopy cp a.h5 b.h5 /data/incoming/";
@@ -42,6 +45,11 @@ pub struct CpArgs {
     #[command(flatten)]
     pub copy: CopyFlags,
 
+    /// DEST is the copy of the single SOURCE even if it exists (never DEST/SOURCE): the form to
+    /// rerun after an interruption when DEST did not exist before the first run.
+    #[arg(short = 'T', long)]
+    pub no_target_directory: bool,
+
     /// SOURCE... DEST
     #[arg(required = true, num_args = 2.., value_name = "PATH")]
     pub paths: Vec<OsString>,
@@ -50,7 +58,11 @@ pub struct CpArgs {
 pub fn run(args: CpArgs) -> Exit {
     let mut paths: Vec<Vec<u8>> = args.paths.iter().map(|p| os_to_bytes(p)).collect();
     let dest = paths.pop().expect("clap requires two paths or more");
-    let into_dir = stat_path(&dest, true).is_ok_and(|m| m.is_dir());
+    if args.no_target_directory && paths.len() > 1 {
+        print_error("cp", "-T takes one SOURCE");
+        return Exit::Usage;
+    }
+    let into_dir = !args.no_target_directory && stat_path(&dest, true).is_ok_and(|m| m.is_dir());
     if paths.len() > 1 && !into_dir {
         print_error("cp", format_args!("target '{}' is not a directory", String::from_utf8_lossy(&dest)));
         return Exit::Usage;
