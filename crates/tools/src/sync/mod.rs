@@ -80,6 +80,7 @@ pub fn run(args: SyncArgs) -> Exit {
     }
     let mut options = TransferOptions::new(&args.copy);
     options.replace_non_directories = true;
+    options.blocking_directories_pruned = !args.no_delete;
     options.dry_run = args.dry_run;
     if args.checksum {
         options.compare = Compare::Checksum;

@@ -72,6 +72,9 @@ use std::sync::Arc;
 pub struct TransferOptions {
     /// `sync`: replace a destination entry of another type where a directory goes (cp refuses).
     pub replace_non_directories: bool,
+    /// `sync` with deletion: a directory where a non-directory goes was removed by the prune pass
+    /// — in a dry run, where it was not, list it as replaced.
+    pub blocking_directories_pruned: bool,
     pub compare: Compare,
     /// Hash source and destination of every copied byte range (`--verify`).
     pub verify: bool,
@@ -99,6 +102,7 @@ impl TransferOptions {
     pub fn new(flags: &CopyFlags) -> Self {
         TransferOptions {
             replace_non_directories: false,
+            blocking_directories_pruned: false,
             compare: Compare::SizeAndTime,
             verify: flags.verify,
             fsync: flags.fsync,

@@ -261,6 +261,9 @@ impl Transfer {
                 self.counters.copied(0, meta.size);
                 self.settle_placed(cx, link, &place, existing_id);
             }
+            (Plan::Blocked, _) if self.options.dry_run && self.options.blocking_directories_pruned => {
+                listing::line(&mut state.listing, "replace", &place.dest_path(), None);
+            }
             (Plan::Blocked, _) => {
                 let message = format!(
                     "cannot overwrite directory '{}' with non-directory '{}'",
