@@ -138,3 +138,46 @@ fn set_times_exact(path: &Path, like: &std::fs::Metadata) {
     };
     rustix::fs::utimensat(rustix::fs::CWD, path, &times, rustix::fs::AtFlags::empty()).unwrap();
 }
+
+/// An unprivileged user copying a tree with a subtree it cannot read: the rest is copied, the
+/// subtree is reported with its path and reason, the exit status is 1.
+#[test]
+fn unreadable_subtree_as_an_unprivileged_user() {
+    if !is_root() {
+        return; // needs root to set up other owners; CI runs as root
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let src = tmp.path().join("src");
+    std::fs::create_dir_all(src.join("open/deeper")).unwrap();
+    std::fs::create_dir_all(src.join("locked")).unwrap();
+    std::fs::write(src.join("open/deeper/f"), b"readable").unwrap();
+    std::fs::write(src.join("locked/secret"), b"s").unwrap();
+    std::fs::write(src.join("unreadable-file"), b"u").unwrap();
+    std::fs::set_permissions(src.join("locked"), std::fs::Permissions::from_mode(0o700)).unwrap();
+    std::fs::set_permissions(src.join("unreadable-file"), std::fs::Permissions::from_mode(0o600)).unwrap();
+    let out_dir = tmp.path().join("out");
+    std::fs::create_dir(&out_dir).unwrap();
+    rustix::fs::chown(
+        &out_dir,
+        Some(rustix::fs::Uid::from_raw(65534)),
+        Some(rustix::fs::Gid::from_raw(65534)),
+    )
+    .unwrap();
+    let mut cmd = gnu("setpriv");
+    cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups"]).arg(env!("CARGO_BIN_EXE_canopy"));
+    cmd.arg("cp").arg(&src).arg(&out_dir);
+    let out = run(cmd, None);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains(&format!("'{}': Permission denied", src.join("locked").display())), "{stderr}");
+    assert!(
+        stderr
+            .contains(&format!("cannot read '{}': Permission denied", src.join("unreadable-file").display())),
+        "{stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 2, "{stderr}");
+    assert_eq!(std::fs::read(out_dir.join("src/open/deeper/f")).unwrap(), b"readable");
+    assert!(!out_dir.join("src/unreadable-file").exists(), "nothing half-made");
+}
