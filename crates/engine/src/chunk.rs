@@ -24,6 +24,15 @@ impl Chunk {
         self.items.push((end, kind));
     }
 
+    /// The raw parts, for sending to another process.
+    pub fn into_parts(self) -> (Vec<u8>, Vec<(u32, FileKind)>) {
+        (self.names, self.items)
+    }
+
+    pub fn from_parts(names: Vec<u8>, items: Vec<(u32, FileKind)>) -> Self {
+        Chunk { names, items }
+    }
+
     pub fn len(&self) -> usize {
         self.items.len()
     }

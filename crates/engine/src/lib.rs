@@ -34,23 +34,28 @@
 //! ```
 
 mod chunk;
+mod cx;
 mod entry;
 mod error;
 mod meta;
 mod node;
 mod options;
 pub mod output;
+pub mod remote;
 pub mod sched;
+mod session;
 pub mod sys;
+mod task;
 mod visitor;
-mod walk;
+mod worker;
 
+pub use cx::{Cx, Reservation};
 pub use entry::Entry;
 pub use error::{ErrorKind, Op, WalkError, errno_message};
 pub use meta::{FileKind, Metadata, Timestamp};
-pub use node::{DirFd, DirNode, join_path};
+pub use node::{DirFd, DirNode, Import, StartPoint, join_path};
 pub use options::{Follow, ProgressFn, WalkOptions, WalkProgress};
 pub use rustix::io::Errno;
 pub use sched::{SplitMode, ThreadPolicy};
+pub use session::{Driver, Session, WalkOutcome, WalkStats, walk};
 pub use visitor::{Action, Visitor};
-pub use walk::{Cx, Reservation, WalkOutcome, WalkStats, walk};

@@ -8,6 +8,26 @@ use std::ffi::{CStr, CString};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
+/// The starting point a directory was found under, shared by every node below it.
+#[derive(Debug)]
+pub struct StartPoint {
+    /// The path as given on the command line (find's `%H`).
+    pub path: Box<[u8]>,
+    /// Its device, for `-xdev`.
+    pub dev: Option<u64>,
+}
+
+/// Where an imported directory came from: the peer that exported it and its id there. When the
+/// work imported with it finishes, completion goes back to that peer instead of to a parent here.
+#[derive(Debug, Clone)]
+pub struct Import {
+    pub peer: u32,
+    pub id: u64,
+    /// (path, device, inode) of the directory's ancestors on the exporting side, for loop detection
+    /// when following links.
+    pub ancestors: Vec<(Vec<u8>, u64, u64)>,
+}
+
 /// A directory in the walk.
 ///
 /// The node caches its open fd (within the fd budget) while its children still need it: they are
@@ -24,7 +44,8 @@ pub struct DirNode<D> {
     depth: u32,
     follow: bool,
     meta: Option<Metadata>,
-    root_dev: Option<u64>,
+    start: Arc<StartPoint>,
+    import: Option<Import>,
     fd: Mutex<Option<Arc<CachedFd>>>,
     /// Set once the directory has been opened for reading; later opens are reopens and are checked.
     opened: AtomicBool,
@@ -58,6 +79,35 @@ impl<D: Default> DirNode<D> {
     pub fn child(parent: &Arc<Self>, name: &CStr, follow: bool, meta: Option<Metadata>) -> Arc<Self> {
         Self::child_with(parent, name, follow, meta, D::default())
     }
+
+    /// A stand-in for a directory exported by another process: it has no parent here, and is
+    /// opened from its starting point one component at a time (never following a symlink on the way
+    /// unless the walk follows links).
+    #[allow(clippy::too_many_arguments)] // the fields of a directory arriving from another process
+    pub fn imported(
+        path: &[u8],
+        name: &[u8],
+        depth: u32,
+        follow: bool,
+        meta: Option<Metadata>,
+        start: StartPoint,
+        import: Import,
+    ) -> Arc<Self> {
+        Arc::new(DirNode {
+            parent: None,
+            path: path.into(),
+            name: CString::new(name).unwrap_or_default(),
+            depth,
+            follow,
+            meta,
+            start: Arc::new(start),
+            import: Some(import),
+            fd: Mutex::new(None),
+            opened: AtomicBool::new(false),
+            pending: AtomicUsize::new(1),
+            data: D::default(),
+        })
+    }
 }
 
 impl<D> DirNode<D> {
@@ -68,7 +118,8 @@ impl<D> DirNode<D> {
             name: CString::new(path).unwrap_or_default(),
             depth: 0,
             follow,
-            root_dev: meta.map(|m| m.dev),
+            start: Arc::new(StartPoint { path: path.into(), dev: meta.map(|m| m.dev) }),
+            import: None,
             meta,
             fd: Mutex::new(None),
             opened: AtomicBool::new(false),
@@ -92,13 +143,15 @@ impl<D> DirNode<D> {
             depth: parent.depth + 1,
             follow,
             meta,
-            root_dev: parent.root_dev,
+            start: Arc::clone(&parent.start),
+            import: None,
             fd: Mutex::new(None),
             opened: AtomicBool::new(false),
             pending: AtomicUsize::new(1),
             data,
         })
     }
+
     /// The full path, as find prints it.
     pub fn path(&self) -> &[u8] {
         &self.path
@@ -117,8 +170,14 @@ impl<D> DirNode<D> {
         self.parent.as_ref()
     }
 
+    /// Whether this is a starting point of the walk (not a subdirectory, not imported).
     pub fn is_root(&self) -> bool {
-        self.parent.is_none()
+        self.parent.is_none() && self.import.is_none()
+    }
+
+    /// Where this directory's work came from, if another process exported it.
+    pub fn import(&self) -> Option<&Import> {
+        self.import.as_ref()
     }
 
     /// Whether the directory was reached by following a symlink or is opened following one.
@@ -133,12 +192,31 @@ impl<D> DirNode<D> {
 
     /// The device of the walk root this directory belongs to (for `-xdev`).
     pub fn root_dev(&self) -> Option<u64> {
-        self.root_dev
+        self.start.dev
     }
 
-    /// Iterates from this node up to its root.
+    /// The starting point this directory was found under.
+    pub fn start(&self) -> &Arc<StartPoint> {
+        &self.start
+    }
+
+    /// Iterates from this node up to its root (or to the imported node heading its chain).
     pub fn ancestors(&self) -> impl Iterator<Item = &DirNode<D>> {
         std::iter::successors(Some(self), |n| n.parent.as_deref())
+    }
+
+    /// The path of the nearest directory, here or on the exporting side, that is file `id` — the
+    /// loop a followed symlink would close.
+    pub fn ancestor_with_id(&self, id: (u64, u64)) -> Option<Vec<u8>> {
+        let mut top = self;
+        for node in self.ancestors() {
+            if node.meta.is_some_and(|m| m.file_id() == id) {
+                return Some(node.path.to_vec());
+            }
+            top = node;
+        }
+        let import = top.import.as_ref()?;
+        import.ancestors.iter().find(|(_, dev, ino)| (*dev, *ino) == id).map(|(path, _, _)| path.clone())
     }
 
     pub(crate) fn add_pending(&self, n: usize) {
@@ -191,9 +269,12 @@ impl<D> DirNode<D> {
         let mut fd = match base {
             Some(fd) => fd,
             None => {
-                let root = chain.pop().expect("chain holds at least this node");
-                let fd = open_path(&root.path, root.follow)?;
-                root.check_identity(&fd)?;
+                let top = chain.pop().expect("chain holds at least this node");
+                let fd = match top.import {
+                    Some(_) => top.open_beneath_start()?,
+                    None => open_path(&top.path, top.follow)?,
+                };
+                top.check_identity(&fd)?;
                 DirFd::Temporary(fd)
             }
         };
@@ -201,6 +282,18 @@ impl<D> DirNode<D> {
             let next = open_dir_at(&fd, &node.name, node.follow)?;
             node.check_identity(&next)?;
             fd = DirFd::Temporary(next);
+        }
+        Ok(fd)
+    }
+
+    /// Opens an imported directory from its starting point, one component at a time.
+    fn open_beneath_start(&self) -> Result<OwnedFd, Errno> {
+        let start = &self.start.path;
+        let mut fd = open_path(start, self.follow || self.depth == 0)?;
+        let relative = self.path.get(start.len()..).ok_or(Errno::INVAL)?;
+        for component in relative.split(|&b| b == b'/').filter(|c| !c.is_empty()) {
+            let name = CString::new(component).map_err(|_| Errno::INVAL)?;
+            fd = open_dir_at(&fd, &name, self.follow)?;
         }
         Ok(fd)
     }
@@ -272,5 +365,38 @@ mod tests {
         let root = DirNode::<()>::root(tmp.path().as_os_str().as_encoded_bytes(), false, None);
         let link = DirNode::child(&root, c"link", false, None);
         assert!(matches!(link.open(), Err(Errno::LOOP | Errno::NOTDIR)));
+    }
+}
+
+#[cfg(test)]
+mod import_tests {
+    use super::*;
+
+    #[test]
+    fn imported_directories_open_beneath_their_start_and_refuse_symlinks() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(tmp.path().join("a/b")).unwrap();
+        std::fs::write(tmp.path().join("a/b/f"), b"x").unwrap();
+        std::fs::create_dir(tmp.path().join("outside")).unwrap();
+        std::os::unix::fs::symlink(tmp.path().join("outside"), tmp.path().join("a/swapped")).unwrap();
+        let start = tmp.path().as_os_str().as_encoded_bytes().to_vec();
+        let import = Import { peer: 1, id: 7, ancestors: Vec::new() };
+        let make = |rel: &[u8]| {
+            let path = [start.as_slice(), rel].concat();
+            let name = rel.rsplit(|&b| b == b'/').next().unwrap().to_vec();
+            DirNode::<()>::imported(
+                &path,
+                &name,
+                2,
+                false,
+                None,
+                StartPoint { path: start.clone().into(), dev: None },
+                import.clone(),
+            )
+        };
+        let node = make(b"/a/b");
+        assert!(!node.is_root());
+        assert!(crate::sys::stat_at(node.open().unwrap(), c"f", false).is_ok());
+        assert!(matches!(make(b"/a/swapped").open(), Err(Errno::LOOP | Errno::NOTDIR)));
     }
 }

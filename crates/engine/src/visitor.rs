@@ -2,10 +2,10 @@
 //! by the tool when the walk ends (a reduction), so counting, summing and output need no locks on the
 //! hot path.
 
+use crate::cx::Cx;
 use crate::entry::Entry;
 use crate::error::WalkError;
 use crate::node::DirNode;
-use crate::walk::Cx;
 use std::sync::Arc;
 
 /// What to do after visiting an entry.
@@ -49,6 +49,10 @@ pub trait Visitor: Sync + Sized {
         _dir: &Arc<DirNode<Self::DirData>>,
     ) {
     }
+
+    /// Folds into `into` the data another process collected for the same directory (distributed
+    /// walks only: part of a directory's work ran elsewhere). Sums add, for instance.
+    fn absorb(&self, _into: &Self::DirData, _from: Self::DirData) {}
 
     /// Runs a job scheduled with [`Cx::spawn`], [`Cx::spawn_in`] or [`Cx::spawn_reserved`].
     fn run_job(&self, _cx: &mut Cx<'_, Self>, _state: &mut Self::State, _job: Self::Job) {}

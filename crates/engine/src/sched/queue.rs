@@ -84,6 +84,14 @@ impl<T> WorkQueue<T> {
         stolen
     }
 
+    /// Removes everything queued.
+    pub fn drain(&self) -> Vec<T> {
+        let mut q = self.lock();
+        let all: Vec<T> = q.drain(..).collect();
+        self.len.store(0, Ordering::SeqCst);
+        all
+    }
+
     pub fn len(&self) -> usize {
         self.len.load(Ordering::SeqCst)
     }

@@ -119,19 +119,34 @@ impl<T: Send> Scheduler<T> {
         self.wake_all();
     }
 
-    /// Takes queued tasks for another rank, split like a local steal. Their pending counts go with them.
-    pub fn steal_for_remote(&self, rng: &mut fastrand::Rng) -> Vec<T> {
+    /// Takes queued tasks for another rank: from one random non-empty queue, split like a local
+    /// steal — or, with `all`, everything queued anywhere. Their pending counts go with them.
+    pub fn steal_for_remote(&self, rng: &mut fastrand::Rng, all: bool) -> Vec<T> {
         let n = self.workers();
         let start = rng.usize(0..=n);
+        let mut taken = Vec::new();
         for k in 0..=n {
-            let victim = self.slot((start + k) % (n + 1), n);
-            let stolen = self.queues[victim].steal(self.split, rng);
-            if !stolen.is_empty() {
-                self.pending.fetch_sub(stolen.len(), Ordering::SeqCst);
-                return stolen;
+            let queue = &self.queues[self.slot((start + k) % (n + 1), n)];
+            if all {
+                taken.extend(queue.drain());
+            } else {
+                taken = queue.steal(self.split, rng);
+                if !taken.is_empty() {
+                    break;
+                }
             }
         }
-        Vec::new()
+        self.pending.fetch_sub(taken.len(), Ordering::SeqCst);
+        if self.pending.load(Ordering::SeqCst) == 0 {
+            self.notify_controller();
+        }
+        taken
+    }
+
+    /// Wakes whoever waits in [`Scheduler::wait_stopped`] (the distributed transport's loop).
+    pub fn notify_controller(&self) {
+        let _guard = self.lock_sleep();
+        self.state_changed.notify_all();
     }
 
     /// Marks one task finished. The last one stops the pool, or, when held, wakes whoever waits in

@@ -6,8 +6,11 @@ mod fdbudget;
 mod fstype;
 mod open;
 mod stat;
+mod timing;
 
 pub use fdbudget::{CachedFd, fd_budget, open_cached_fds};
 pub use fstype::{FsClass, classify_fs};
 pub use open::{PATH_MAX, open_dir_at, open_path, split_parent};
 pub use stat::{stat_at, stat_path};
+pub use timing::thread_io_ns;
+pub(crate) use timing::{timed_readdir, timed_stat};

@@ -11,6 +11,10 @@ const MASK: StatxFlags = StatxFlags::BASIC_STATS;
 /// `statx` of `name` inside directory `dir`. With `follow`, a dangling symlink falls back to the link
 /// itself (what find -L reports for broken links); a looping one is an error, as in GNU find.
 pub fn stat_at<Fd: AsFd>(dir: Fd, name: &CStr, follow: bool) -> Result<Metadata, Errno> {
+    super::timed_stat(|| stat_at_untimed(dir, name, follow))
+}
+
+fn stat_at_untimed<Fd: AsFd>(dir: Fd, name: &CStr, follow: bool) -> Result<Metadata, Errno> {
     let nofollow = AtFlags::SYMLINK_NOFOLLOW | AtFlags::NO_AUTOMOUNT;
     if follow {
         match statx(&dir, name, AtFlags::NO_AUTOMOUNT, MASK) {

@@ -1,0 +1,160 @@
+//! The process group a tool runs in: one local process, or the ranks of an MPI job. Tools call
+//! these methods the same way in both cases and never touch MPI themselves.
+
+use crate::sched_kind::SchedKind;
+use crate::stats::{ClusterStats, RankStats, STATS_VERSION};
+use canopy_engine::output::Sink;
+use canopy_engine::{ThreadPolicy, Visitor, WalkOptions, WalkOutcome, walk};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// How a walk is spread over the cluster.
+#[derive(Clone, Debug, Default)]
+pub struct Plan {
+    pub sched: SchedKind,
+    /// Write per-rank statistics as JSON here (rank 0 writes).
+    pub stats_file: Option<PathBuf>,
+}
+
+pub struct Cluster {
+    kind: Kind,
+}
+
+enum Kind {
+    Local,
+    #[cfg(feature = "mpi")]
+    Mpi(crate::mpi::MpiWorld),
+}
+
+impl Cluster {
+    /// Joins the MPI job when the process was started by an MPI launcher (mpirun, srun), and runs
+    /// as a single local process otherwise. Call once per process.
+    pub fn init() -> Cluster {
+        #[cfg(feature = "mpi")]
+        if crate::mpi::launched_by_mpi()
+            && let Some(world) = crate::mpi::MpiWorld::init()
+        {
+            return Cluster { kind: Kind::Mpi(world) };
+        }
+        Cluster::local()
+    }
+
+    pub fn local() -> Cluster {
+        Cluster { kind: Kind::Local }
+    }
+
+    pub fn rank(&self) -> u32 {
+        match &self.kind {
+            Kind::Local => 0,
+            #[cfg(feature = "mpi")]
+            Kind::Mpi(w) => w.rank(),
+        }
+    }
+
+    pub fn size(&self) -> u32 {
+        match &self.kind {
+            Kind::Local => 1,
+            #[cfg(feature = "mpi")]
+            Kind::Mpi(w) => w.size(),
+        }
+    }
+
+    /// Whether this process prints results (rank 0).
+    pub fn is_root(&self) -> bool {
+        self.rank() == 0
+    }
+
+    /// Walks `roots` with every rank's workers; each rank gets its own workers' states back for
+    /// the tool to merge (and then [`Cluster::reduce`]). Collective: every rank calls it.
+    pub fn walk<V>(&self, roots: &[Vec<u8>], options: &WalkOptions, visitor: &V, plan: &Plan) -> WalkOutcome<V::State>
+    where
+        V: Visitor,
+        V::Job: Serialize + DeserializeOwned,
+        V::DirData: Serialize + DeserializeOwned,
+    {
+        let mut options = options.clone();
+        if plan.sched.single_threaded_ranks() && matches!(options.threads, ThreadPolicy::Adaptive { .. }) && self.size() > 1 {
+            // The seed's DRQS/PA/CP ranks are single-threaded processes; -j still overrides.
+            options.threads = ThreadPolicy::Fixed(1);
+        }
+        match &self.kind {
+            Kind::Local => {
+                let outcome = walk(roots, &options, visitor);
+                if let Some(path) = &plan.stats_file {
+                    let rank = local_rank_stats(&outcome.stats);
+                    write_stats(path, &ClusterStats { version: STATS_VERSION, scheduler: "local".into(), ranks: vec![rank] });
+                }
+                outcome
+            }
+            #[cfg(feature = "mpi")]
+            Kind::Mpi(w) => w.walk(roots, &options, visitor, plan),
+        }
+    }
+
+    /// Combines a value from every rank with `merge` (which must be associative); rank 0 gets the
+    /// result, the others `None`. Collective.
+    pub fn reduce<T: Serialize + DeserializeOwned>(&self, value: T, merge: impl Fn(T, T) -> T) -> Option<T> {
+        match &self.kind {
+            Kind::Local => Some(value),
+            #[cfg(feature = "mpi")]
+            Kind::Mpi(w) => w.reduce(value, merge),
+        }
+    }
+
+    /// The worst exit status over all ranks, known to every rank. Collective.
+    pub fn agree_exit(&self, code: u8) -> u8 {
+        match &self.kind {
+            Kind::Local => code,
+            #[cfg(feature = "mpi")]
+            Kind::Mpi(w) => w.max_u8(code),
+        }
+    }
+
+    /// Standard output for results: the real stdout on rank 0; on other ranks a sink whose bytes
+    /// are shipped to rank 0, which prints them. Call [`Cluster::finish_output`] at the end.
+    pub fn stdout(&self) -> Arc<Sink> {
+        match &self.kind {
+            Kind::Local => Sink::stdout(),
+            #[cfg(feature = "mpi")]
+            Kind::Mpi(w) => w.stdout(),
+        }
+    }
+
+    /// Delivers every rank's remaining output to rank 0 and prints it there. Collective.
+    pub fn finish_output(&self) {
+        #[cfg(feature = "mpi")]
+        if let Kind::Mpi(w) = &self.kind {
+            w.finish_output();
+        }
+    }
+}
+
+fn local_rank_stats(stats: &canopy_engine::WalkStats) -> RankStats {
+    RankStats {
+        host: hostname(),
+        threads: stats.threads,
+        tasks: stats.tasks,
+        entries: stats.entries,
+        dirs: stats.dirs,
+        messages_to: vec![0],
+        bytes_to: vec![0],
+        idle_secs: stats.idle_secs,
+        readdir_secs: stats.readdir_secs,
+        stat_secs: stats.stat_secs,
+        elapsed_secs: stats.elapsed_secs,
+        ..RankStats::default()
+    }
+}
+
+pub(crate) fn hostname() -> String {
+    rustix::system::uname().nodename().to_string_lossy().into_owned()
+}
+
+pub(crate) fn write_stats(path: &std::path::Path, stats: &ClusterStats) {
+    let json = serde_json::to_vec_pretty(stats).expect("stats serialise");
+    if let Err(e) = std::fs::write(path, json) {
+        eprintln!("canopy: cannot write statistics to '{}': {e}", path.display());
+    }
+}

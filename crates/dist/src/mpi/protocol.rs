@@ -1,0 +1,32 @@
+//! Message tags and payload encoding (postcard) of the walk protocol.
+
+use mpi::Tag;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+/// An idle rank asks for work (control message, empty).
+pub const WORK_REQUEST: Tag = 1;
+/// Work in answer to a request, or (CP) handed out by the master: a batch of remote tasks. Basic.
+pub const WORK: Tag = 2;
+/// Nothing to give (control, empty).
+pub const NO_WORK: Tag = 3;
+/// An imported subtree finished; completion goes to where the directory's parent lives. Basic.
+pub const COMPLETE: Tag = 4;
+/// The termination token (control).
+pub const TOKEN: Tag = 5;
+/// Rank 0 detected termination (control).
+pub const STOP: Tag = 6;
+/// (CP) A worker returns the directories it discovered to the master. Basic.
+pub const RESULTS: Tag = 7;
+/// Output bytes for rank 0 to print.
+pub const OUTPUT: Tag = 8;
+/// A rank has no more output.
+pub const OUTPUT_END: Tag = 9;
+
+pub fn encode<T: Serialize + ?Sized>(value: &T) -> Vec<u8> {
+    postcard::to_allocvec(value).expect("walk messages serialise")
+}
+
+pub fn decode<T: DeserializeOwned>(bytes: &[u8]) -> T {
+    postcard::from_bytes(bytes).expect("walk messages come from the same canopy build")
+}

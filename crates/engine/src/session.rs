@@ -1,0 +1,275 @@
+//! A walk session: the shared state of one walk, the worker threads, and the [`Driver`] that
+//! controls them from the calling thread — the adaptive controller for a local walk, the
+//! communication loop of the distributed transport for one rank of a multi-process walk.
+
+use crate::node::DirNode;
+use crate::options::{WalkOptions, WalkProgress};
+use crate::sched::{SAMPLE_INTERVAL, Scheduler, StealStats, ThreadPolicy, UtilizationSampler};
+use crate::sys::{FsClass, classify_fs, open_path};
+use crate::task::Task;
+use crate::visitor::Visitor;
+use crossbeam_utils::CachePadded;
+use serde::{Deserialize, Serialize};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::ffi::CString;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::{Scope, ScopedJoinHandle};
+use std::time::{Duration, Instant};
+
+/// Per-worker counters, written only by their worker.
+#[derive(Default)]
+pub(crate) struct Counters {
+    pub entries: AtomicU64,
+    pub dirs: AtomicU64,
+    pub errors: AtomicU64,
+    pub tasks: AtomicU64,
+    pub readdir_ns: AtomicU64,
+    pub stat_ns: AtomicU64,
+}
+
+pub(crate) struct Shared<'a, V: Visitor> {
+    pub visitor: &'a V,
+    pub options: &'a WalkOptions,
+    pub sched: Scheduler<Task<V>>,
+    pub counters: Box<[CachePadded<Counters>]>,
+    pub quit: AtomicBool,
+    /// Directories whose pending work was exported, by export id, until the peer reports back.
+    pub exported: Mutex<HashMap<u64, Arc<DirNode<V::DirData>>>>,
+    pub next_export_id: AtomicU64,
+    /// Imported directories whose work is done here, waiting to be reported to their peer.
+    pub finished_imports: Mutex<Vec<Arc<DirNode<V::DirData>>>>,
+}
+
+/// What a walk leaves behind: every worker's state for the tool to merge, and the totals.
+pub struct WalkOutcome<S> {
+    pub states: Vec<S>,
+    /// Failures reported (each already shown through [`Visitor::error`]).
+    pub errors: u64,
+    /// Whether a visitor stopped the walk early ([`crate::Cx::quit`]).
+    pub quit: bool,
+    pub stats: WalkStats,
+}
+
+/// Totals of a walk, for summaries and `--stats`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct WalkStats {
+    pub entries: u64,
+    pub dirs: u64,
+    /// Units of work run: directory reads, chunks, jobs.
+    pub tasks: u64,
+    pub threads: usize,
+    pub steal_requests: u64,
+    pub steals: u64,
+    pub idle_secs: f64,
+    pub readdir_secs: f64,
+    pub stat_secs: f64,
+    pub elapsed_secs: f64,
+}
+
+/// One walk, local or one rank's part of a distributed one.
+pub struct Session<'a, V: Visitor> {
+    pub(crate) shared: Shared<'a, V>,
+    policy: ThreadPolicy,
+}
+
+impl<'a, V: Visitor> Session<'a, V> {
+    /// A walk of `roots` that ends when they are done.
+    pub fn new(roots: &[Vec<u8>], options: &'a WalkOptions, visitor: &'a V) -> Self {
+        let session = Self::build(roots, options, visitor);
+        if roots.is_empty() {
+            session.shared.sched.stop();
+        }
+        session
+    }
+
+    /// One process's part of a walk spread over several: running out of local work does not end
+    /// it; the [`Driver`] imports work from peers and stops the session when the whole walk is done.
+    pub fn distributed(roots: &[Vec<u8>], options: &'a WalkOptions, visitor: &'a V) -> Self {
+        let session = Self::build(roots, options, visitor);
+        session.shared.sched.set_held(true);
+        session
+    }
+
+    fn build(roots: &[Vec<u8>], options: &'a WalkOptions, visitor: &'a V) -> Self {
+        let roots: Vec<CString> = roots.iter().map(|r| CString::new(r.clone()).unwrap_or_default()).collect();
+        let policy = initial_policy(options.threads, &roots);
+        let shared = Shared {
+            visitor,
+            options,
+            sched: Scheduler::new(policy.max(), options.split),
+            counters: (0..policy.max()).map(|_| CachePadded::new(Counters::default())).collect(),
+            quit: AtomicBool::new(false),
+            exported: Mutex::new(HashMap::new()),
+            next_export_id: AtomicU64::new(1),
+            finished_imports: Mutex::new(Vec::new()),
+        };
+        shared.sched.inject(roots.into_iter().map(Task::Root).collect());
+        Session { shared, policy }
+    }
+
+    /// Runs the workers while `drive` controls them from the calling thread; returns when `drive`
+    /// has returned and the pool has stopped.
+    pub fn run<R>(&self, drive: impl FnOnce(&Driver<'_, '_, 'a, V>) -> R) -> (WalkOutcome<V::State>, R) {
+        let started = Instant::now();
+        let shared = &self.shared;
+        let (states, result) = std::thread::scope(|scope| {
+            let driver = Driver {
+                shared,
+                scope,
+                policy: self.policy,
+                handles: RefCell::new(Vec::new()),
+                sampler: RefCell::new(UtilizationSampler::default()),
+                started,
+            };
+            for _ in 0..self.policy.initial() {
+                driver.spawn_worker();
+            }
+            let result = drive(&driver);
+            shared.sched.stop();
+            let states: Vec<V::State> = driver
+                .handles
+                .into_inner()
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+                .collect();
+            (states, result)
+        });
+        let outcome = WalkOutcome {
+            states,
+            errors: shared.counters.iter().map(|c| c.errors.load(Ordering::Relaxed)).sum(),
+            quit: shared.quit.load(Ordering::Relaxed),
+            stats: shared.stats(started),
+        };
+        (outcome, result)
+    }
+}
+
+/// Walks `roots` in parallel, calling `visitor` for every entry. Roots are paths as bytes, of any
+/// length; errors are reported and counted, never fatal.
+pub fn walk<V: Visitor>(roots: &[Vec<u8>], options: &WalkOptions, visitor: &V) -> WalkOutcome<V::State> {
+    let session = Session::new(roots, options, visitor);
+    session
+        .run(|driver| {
+            while !driver.wait(SAMPLE_INTERVAL) {
+                driver.tick();
+            }
+            driver.tick();
+        })
+        .0
+}
+
+/// A remote file system under the first root starts the adaptive policy high.
+fn initial_policy(policy: ThreadPolicy, roots: &[CString]) -> ThreadPolicy {
+    let Some(first) = roots.first() else {
+        return policy;
+    };
+    match open_path(first.to_bytes(), true).map(|fd| classify_fs(&fd)) {
+        Ok(FsClass::Remote(_)) => policy.for_remote_fs(),
+        _ => policy,
+    }
+}
+
+/// Controls a running session from the calling thread.
+pub struct Driver<'scope, 'env, 'a, V: Visitor> {
+    pub(crate) shared: &'env Shared<'a, V>,
+    scope: &'scope Scope<'scope, 'env>,
+    policy: ThreadPolicy,
+    handles: RefCell<Vec<ScopedJoinHandle<'scope, V::State>>>,
+    sampler: RefCell<UtilizationSampler>,
+    started: Instant,
+}
+
+impl<'scope, 'env, 'a, V: Visitor> Driver<'scope, 'env, 'a, V> {
+    fn spawn_worker(&self) {
+        if let Some(index) = self.shared.sched.add_worker() {
+            let shared = self.shared;
+            self.handles.borrow_mut().push(self.scope.spawn(move || shared.run_worker(index)));
+        }
+    }
+
+    /// Grows the pool if the workers are blocked on I/O with work waiting, and reports progress.
+    /// Call every [`SAMPLE_INTERVAL`] or so.
+    pub fn tick(&self) {
+        let sched = &self.shared.sched;
+        let busy_cores = self.sampler.borrow_mut().sample();
+        let target = self.policy.target(sched.workers(), sched.idle_workers(), sched.queued(), busy_cores);
+        while sched.workers() < target {
+            self.spawn_worker();
+        }
+        if let Some(progress) = &self.shared.options.progress {
+            progress(&self.shared.progress(self.started));
+        }
+    }
+
+    /// Sleeps up to `timeout`, or until the walk stops or (distributed) runs out of local work.
+    /// Returns whether the walk has stopped.
+    pub fn wait(&self, timeout: Duration) -> bool {
+        self.shared.sched.wait_stopped(timeout)
+    }
+
+    /// Whether no work is queued or running here.
+    pub fn is_idle(&self) -> bool {
+        self.shared.sched.pending() == 0
+    }
+
+    /// Tasks waiting in this process's queues.
+    pub fn queued(&self) -> usize {
+        self.shared.sched.queued()
+    }
+
+    /// Ends the walk (the distributed transport calls this once termination is detected).
+    pub fn stop(&self) {
+        self.shared.sched.stop();
+    }
+
+    pub fn is_stopped(&self) -> bool {
+        self.shared.sched.is_stopped()
+    }
+
+    /// Whether a visitor asked to stop everything (find's `-quit`).
+    pub fn quit_requested(&self) -> bool {
+        self.shared.quit.load(Ordering::Relaxed)
+    }
+
+    /// The counters so far.
+    pub fn stats(&self) -> WalkStats {
+        self.shared.stats(self.started)
+    }
+}
+
+impl<V: Visitor> Shared<'_, V> {
+    pub(crate) fn progress(&self, started: Instant) -> WalkProgress {
+        WalkProgress {
+            entries: self.sum(|c| &c.entries),
+            dirs: self.sum(|c| &c.dirs),
+            errors: self.sum(|c| &c.errors),
+            threads: self.sched.workers(),
+            elapsed: started.elapsed(),
+        }
+    }
+
+    fn sum(&self, field: fn(&Counters) -> &AtomicU64) -> u64 {
+        self.counters.iter().map(|c| field(c).load(Ordering::Relaxed)).sum()
+    }
+
+    pub(crate) fn stats(&self, started: Instant) -> WalkStats {
+        let workers = self.sched.workers();
+        let steal = |field: fn(&StealStats) -> &AtomicU64| -> u64 {
+            (0..workers).map(|w| field(self.sched.stats(w)).load(Ordering::Relaxed)).sum()
+        };
+        WalkStats {
+            entries: self.sum(|c| &c.entries),
+            dirs: self.sum(|c| &c.dirs),
+            tasks: self.sum(|c| &c.tasks),
+            threads: workers,
+            steal_requests: steal(|s| &s.requests),
+            steals: steal(|s| &s.fruitful),
+            idle_secs: steal(|s| &s.idle_ns) as f64 / 1e9,
+            readdir_secs: self.sum(|c| &c.readdir_ns) as f64 / 1e9,
+            stat_secs: self.sum(|c| &c.stat_ns) as f64 / 1e9,
+            elapsed_secs: started.elapsed().as_secs_f64(),
+        }
+    }
+}
