@@ -23,12 +23,16 @@
 //!   are checked the same way (target, device number, link identity). Everything else is copied.
 //! * **Leftovers.** The temporary of a file interrupted mid-copy is replaced when the rerun copies
 //!   that file again (same temporary name), so it cannot accumulate; `canopy sync` also removes
-//!   those whose source is gone. Big files are copied again from their start.
+//!   those whose source is gone. Big files are copied again from their start. A hard-linked file
+//!   whose names were only partly created may be copied once more (the first name met is copied, the
+//!   others linked to it).
 //! * **Directories** are created under their final name at once (mode 0700 while being filled) and
 //!   receive their mode, owner and times when everything below them is done; after an interruption
 //!   they are right once the rerun has finished.
 //! * **A source that changes during the copy** is reported (exit status 1); its copy keeps the
 //!   modification time read before copying, so the next run copies it again.
+//! * **The same command** must name the same copy: `cp SRC NEW` creates NEW the first time and would
+//!   copy into NEW/SRC the second (as cp does), so such a copy is resumed with `cp -T SRC NEW`.
 //! * **Power loss or an operating-system crash** is covered only with `--fsync`: each file's data is
 //!   flushed before its rename and each directory after its entries. Without it, the kernel may
 //!   lose the data of a file renamed just before the crash while its size and time survive, and a
