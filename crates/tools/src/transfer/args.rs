@@ -4,8 +4,8 @@ use clap::Args;
 #[derive(Args, Clone, Debug)]
 pub struct CopyFlags {
     /// Check every copied byte: the source is hashed (xxh3) as it is read, the copy is read back
-    /// and hashed, and a mismatch is an error (the copy is not renamed into place). Add --fsync to
-    /// read the copy back from the storage rather than from the page cache.
+    /// and hashed, and a mismatch is an error (the copy is not renamed into place). The read-back
+    /// comes from the page cache while the written data is still there.
     #[arg(long)]
     pub verify: bool,
 
