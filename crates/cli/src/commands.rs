@@ -22,6 +22,14 @@ pub enum Command {
     Latfs(canopy_latfs::Args),
     /// Gather metadata: counts, bytes, size/age histograms, top owners; optionally one record per entry.
     Walk(canopy_tools::walk::WalkCmdArgs),
+    /// Compare two trees: missing, extra, type, size, mtime, content; --json for programs.
+    Cmp(canopy_tools::cmp::CmpArgs),
+    /// Copy trees in parallel like cp -a (hard links, xattrs, sparse files); rerun to resume.
+    Cp(canopy_tools::cp::CpArgs),
+    /// Make DEST identical to SOURCE like rsync -a -H --delete, in parallel; resumable.
+    Sync(canopy_tools::sync::SyncArgs),
+    /// Remove trees in parallel (like rm -rf), optionally filtered by find's tests; symlink-race safe.
+    Rm(canopy_tools::rm::RmArgs),
     /// Print shell completions (bash, zsh, fish, elvish, powershell) to stdout.
     #[command(after_help = "Example:\n  canopy completions bash > /etc/bash_completion.d/canopy")]
     Completions { shell: clap_complete::Shell },
@@ -34,6 +42,10 @@ impl Command {
             Command::Group(args) => canopy_group::cli::run(args),
             Command::Latfs(args) => canopy_latfs::run(args),
             Command::Walk(args) => canopy_tools::walk::run(&args).into(),
+            Command::Cmp(args) => canopy_tools::cmp::run(args).into(),
+            Command::Cp(args) => canopy_tools::cp::run(args).into(),
+            Command::Sync(args) => canopy_tools::sync::run(args).into(),
+            Command::Rm(args) => canopy_tools::rm::run(args).into(),
             Command::Completions { shell } => {
                 clap_complete::generate(shell, &mut Cli::command(), "canopy", &mut std::io::stdout());
                 ExitCode::SUCCESS

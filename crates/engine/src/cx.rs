@@ -13,6 +13,22 @@ use std::sync::atomic::Ordering;
 pub struct Cx<'w, V: Visitor> {
     pub(crate) shared: &'w Shared<'w, V>,
     pub(crate) worker: usize,
+    /// Data for the directory the current visit continues into ([`Cx::set_dir_data`]).
+    pub(crate) dir_data: Option<V::DirData>,
+}
+
+/// A slot in a directory's pending work, taken with [`Cx::reserve`] and filled with
+/// [`Cx::spawn_reserved`]; can be moved to another thread or job.
+#[must_use = "a reservation dropped unspent keeps its directory from ever being left"]
+pub struct Reservation<D> {
+    dir: Arc<DirNode<D>>,
+}
+
+impl<D> Reservation<D> {
+    /// The directory whose `leave_dir` waits for this reservation.
+    pub fn dir(&self) -> &Arc<DirNode<D>> {
+        &self.dir
+    }
 }
 
 impl<V: Visitor> Cx<'_, V> {
@@ -30,6 +46,29 @@ impl<V: Visitor> Cx<'_, V> {
     pub fn spawn_in(&mut self, dir: &Arc<DirNode<V::DirData>>, job: V::Job) {
         dir.add_pending(1);
         self.shared.sched.push(self.worker, Task::Job(job, Some(Arc::clone(dir))));
+    }
+
+    /// Holds back `dir`'s post-order [`Visitor::leave_dir`] for a job that cannot be scheduled yet
+    /// (it waits on work elsewhere, e.g. a hard link waiting for its target's copy); schedule it with
+    /// [`Cx::spawn_reserved`] once it can run. A reservation dropped unspent keeps `dir` and its
+    /// ancestors from ever being left.
+    pub fn reserve(&mut self, dir: &Arc<DirNode<V::DirData>>) -> Reservation<V::DirData> {
+        dir.add_pending(1);
+        Reservation { dir: Arc::clone(dir) }
+    }
+
+    /// Schedules the job a [`Reservation`] was made for; it counts toward the reserved directory as
+    /// if scheduled there with [`Cx::spawn_in`].
+    pub fn spawn_reserved(&mut self, reservation: Reservation<V::DirData>, job: V::Job) {
+        self.shared.sched.push(self.worker, Task::Job(job, Some(reservation.dir)));
+    }
+
+    /// Gives the directory being visited its [`Visitor::DirData`] (instead of `Default::default()`), so
+    /// what the visit learned — a destination it created, a decision to remove everything below — is
+    /// there for every entry inside it. Only meaningful in [`Visitor::visit`] of a directory that
+    /// returns [`Action::Continue`](crate::Action::Continue); ignored otherwise.
+    pub fn set_dir_data(&mut self, data: V::DirData) {
+        self.dir_data = Some(data);
     }
 
     /// Shows a failure through [`Visitor::error`] and counts it toward the exit status if the

@@ -11,7 +11,9 @@
 //! * **Big directories** are handed out in chunks while they are being read, so their entries are
 //!   visited (and stat'ed) by several workers at once.
 //! * **Tools** implement [`Visitor`]: per-entry logic with per-thread state merged after the walk, a
-//!   post-order hook per directory, and follow-up jobs on the same pool.
+//!   post-order hook per directory, per-directory data set when a directory is visited, and follow-up
+//!   jobs on the same pool (counted toward a directory's completion, or reserved now and scheduled
+//!   later).
 //!
 //! ```no_run
 //! use canopy_engine::{walk, Action, Cx, Entry, Visitor, WalkOptions};
@@ -47,7 +49,7 @@ mod task;
 mod visitor;
 mod worker;
 
-pub use cx::Cx;
+pub use cx::{Cx, Reservation};
 pub use entry::Entry;
 pub use error::{ErrorKind, Op, WalkError, errno_message};
 pub use meta::{FileKind, Metadata, Timestamp};

@@ -72,39 +72,12 @@ impl AsFd for DirFd {
 impl<D: Default> DirNode<D> {
     /// A starting point of the walk, opened by `path` (which may exceed `PATH_MAX`).
     pub fn root(path: &[u8], follow: bool, meta: Option<Metadata>) -> Arc<Self> {
-        Arc::new(DirNode {
-            parent: None,
-            path: path.into(),
-            name: CString::new(path).unwrap_or_default(),
-            depth: 0,
-            follow,
-            start: Arc::new(StartPoint { path: path.into(), dev: meta.map(|m| m.dev) }),
-            import: None,
-            meta,
-            fd: Mutex::new(None),
-            opened: AtomicBool::new(false),
-            pending: AtomicUsize::new(1),
-            data: D::default(),
-        })
+        Self::root_with(path, follow, meta, D::default())
     }
 
     /// A subdirectory `name` of `parent`; counts as pending work of the parent until it finishes.
     pub fn child(parent: &Arc<Self>, name: &CStr, follow: bool, meta: Option<Metadata>) -> Arc<Self> {
-        parent.add_pending(1);
-        Arc::new(DirNode {
-            parent: Some(Arc::clone(parent)),
-            path: join_path(&parent.path, name.to_bytes()).into(),
-            name: name.to_owned(),
-            depth: parent.depth + 1,
-            follow,
-            meta,
-            start: Arc::clone(&parent.start),
-            import: None,
-            fd: Mutex::new(None),
-            opened: AtomicBool::new(false),
-            pending: AtomicUsize::new(1),
-            data: D::default(),
-        })
+        Self::child_with(parent, name, follow, meta, D::default())
     }
 
     /// A stand-in for a directory exported by another process: it has no parent here, and is
@@ -138,6 +111,47 @@ impl<D: Default> DirNode<D> {
 }
 
 impl<D> DirNode<D> {
+    pub(crate) fn root_with(path: &[u8], follow: bool, meta: Option<Metadata>, data: D) -> Arc<Self> {
+        Arc::new(DirNode {
+            parent: None,
+            path: path.into(),
+            name: CString::new(path).unwrap_or_default(),
+            depth: 0,
+            follow,
+            start: Arc::new(StartPoint { path: path.into(), dev: meta.map(|m| m.dev) }),
+            import: None,
+            meta,
+            fd: Mutex::new(None),
+            opened: AtomicBool::new(false),
+            pending: AtomicUsize::new(1),
+            data,
+        })
+    }
+
+    pub(crate) fn child_with(
+        parent: &Arc<Self>,
+        name: &CStr,
+        follow: bool,
+        meta: Option<Metadata>,
+        data: D,
+    ) -> Arc<Self> {
+        parent.add_pending(1);
+        Arc::new(DirNode {
+            parent: Some(Arc::clone(parent)),
+            path: join_path(&parent.path, name.to_bytes()).into(),
+            name: name.to_owned(),
+            depth: parent.depth + 1,
+            follow,
+            meta,
+            start: Arc::clone(&parent.start),
+            import: None,
+            fd: Mutex::new(None),
+            opened: AtomicBool::new(false),
+            pending: AtomicUsize::new(1),
+            data,
+        })
+    }
+
     /// The full path, as find prints it.
     pub fn path(&self) -> &[u8] {
         &self.path

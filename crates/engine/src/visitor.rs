@@ -54,7 +54,7 @@ pub trait Visitor: Sync + Sized {
     /// walks only: part of a directory's work ran elsewhere). Sums add, for instance.
     fn absorb(&self, _into: &Self::DirData, _from: Self::DirData) {}
 
-    /// Runs a job scheduled with [`Cx::spawn`] or [`Cx::spawn_in`].
+    /// Runs a job scheduled with [`Cx::spawn`], [`Cx::spawn_in`] or [`Cx::spawn_reserved`].
     fn run_job(&self, _cx: &mut Cx<'_, Self>, _state: &mut Self::State, _job: Self::Job) {}
 
     /// Shows a failure; returns whether it counts toward the exit status (find's

@@ -68,7 +68,7 @@ impl<'a, V: Visitor> Shared<'a, V> {
     }
 
     fn cx(&'a self, worker: usize) -> Cx<'a, V> {
-        Cx { shared: self, worker }
+        Cx { shared: self, worker, dir_data: None }
     }
 
     fn report(&'a self, worker: usize, error: WalkError) {
@@ -102,16 +102,18 @@ impl<'a, V: Visitor> Shared<'a, V> {
         {
             return;
         }
-        let action = self.visitor.visit(&mut self.cx(worker.index), &mut worker.state, entry);
+        let mut cx = self.cx(worker.index);
+        let action = self.visitor.visit(&mut cx, &mut worker.state, entry);
         if action == Action::Prune || self.quitting() || entry.kind() != FileKind::Dir {
             return;
         }
+        let data = cx.dir_data.take().unwrap_or_default();
         let enter = parent.is_none_or(|parent| self.may_enter(worker.index, entry, parent))
             && self.options.max_depth.is_none_or(|max| entry.depth() < max);
         let meta = entry.cached_metadata().copied();
         let node = match parent {
-            None => DirNode::root(entry.name_cstr().to_bytes(), entry.follows(), meta),
-            Some(parent) => DirNode::child(parent, entry.name_cstr(), entry.follows(), meta),
+            None => DirNode::root_with(entry.name_cstr().to_bytes(), entry.follows(), meta, data),
+            Some(parent) => DirNode::child_with(parent, entry.name_cstr(), entry.follows(), meta, data),
         };
         if enter {
             self.sched.push(worker.index, Task::Read(node));

@@ -21,6 +21,6 @@ pub use ast::{Cmp, Cost, Expr, Num, Test};
 pub use eval::{Flow, Host, eval};
 pub use glob::Glob;
 pub use ls::LsWidths;
-pub use parse::{ParseError, parse};
+pub use parse::{ParseError, parse, parse_filter};
 pub use printf::Format;
 pub use program::{Action, Exec, GlobalOptions, Output, Program};

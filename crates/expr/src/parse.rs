@@ -25,6 +25,26 @@ impl std::fmt::Display for ParseError {
 /// Parses find's arguments (everything after `find`), as bytes. Warnings (like GNU's for unknown
 /// `-printf` directives) come back alongside the program.
 pub fn parse(args: &[Vec<u8>], start: Timestamp) -> Result<(Program, Vec<String>), ParseError> {
+    parse_as(args, start, Purpose::Find)
+}
+
+/// Parses a filter for a tool that acts on the entries itself (`canopy rm DIR -name '*.tmp'`): the
+/// same language without actions or `-quit`; no implicit `-print` and no default starting point.
+pub fn parse_filter(args: &[Vec<u8>], start: Timestamp) -> Result<(Program, Vec<String>), ParseError> {
+    parse_as(args, start, Purpose::Filter)
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Purpose {
+    Find,
+    Filter,
+}
+
+fn parse_as(
+    args: &[Vec<u8>],
+    start: Timestamp,
+    purpose: Purpose,
+) -> Result<(Program, Vec<String>), ParseError> {
     let mut p = Parser {
         args,
         pos: 0,
@@ -48,8 +68,15 @@ pub fn parse(args: &[Vec<u8>], start: Timestamp) -> Result<(Program, Vec<String>
         });
     }
     let has_output_action = expr.as_ref().is_some_and(|e| e.contains(&|e| matches!(e, Expr::Action(_))));
+    if purpose == Purpose::Filter
+        && (has_output_action || expr.as_ref().is_some_and(|e| e.contains(&|e| matches!(e, Expr::Quit))))
+    {
+        return Err(ParseError(
+            "a filter takes tests and options only, not actions (-print, -exec, -delete, -quit…)".into(),
+        ));
+    }
     let mut expr = expr.unwrap_or(Expr::Test(Test::True));
-    if !has_output_action {
+    if !has_output_action && purpose == Purpose::Find {
         p.actions.push(Action::Print { terminator: b'\n', output: Output::Stdout });
         expr = Expr::And(vec![expr, Expr::Action(p.actions.len() - 1)]);
     }
@@ -65,7 +92,7 @@ pub fn parse(args: &[Vec<u8>], start: Timestamp) -> Result<(Program, Vec<String>
     }
     let program = Program {
         follow: p.follow,
-        roots: if roots.is_empty() { vec![b".".to_vec()] } else { roots },
+        roots: if roots.is_empty() && purpose == Purpose::Find { vec![b".".to_vec()] } else { roots },
         expr: optimize::reorder(expr),
         actions: p.actions,
         output_files: p.output_files,
@@ -589,6 +616,20 @@ mod tests {
         assert_eq!(prog.actions.len(), 1, "implicit -print added");
         assert_eq!(p(&[]).unwrap().roots, args(&["."]));
         assert_eq!(p(&[")", "-print"]).unwrap().roots, args(&[")"]), "a leading ')' is a file");
+    }
+
+    #[test]
+    fn filters_take_no_actions_and_no_default_root() {
+        let filter = |s: &[&str]| parse_filter(&args(s), Timestamp::default()).map(|(p, _)| p);
+        let prog = filter(&["d", "-name", "*.tmp", "-o", "-type", "d", "-prune"]).unwrap();
+        assert!(prog.actions.is_empty(), "no implicit -print");
+        assert_eq!(prog.roots, args(&["d"]));
+        assert!(filter(&["-name", "x"]).unwrap().roots.is_empty());
+        for action in [&["-print"][..], &["-delete"], &["-exec", "rm", "{}", ";"], &["-quit"], &["-ls"]] {
+            let mut argv = vec!["d", "-name", "x"];
+            argv.extend_from_slice(action);
+            assert!(filter(&argv).unwrap_err().0.contains("not actions"), "{action:?}");
+        }
     }
 
     #[test]

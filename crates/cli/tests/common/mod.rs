@@ -1,6 +1,8 @@
 //! Shared helpers of the end-to-end tests: the binary, hostile test trees, GNU oracles.
 #![allow(dead_code)] // each test binary uses a different subset
 
+pub mod tree_oracles;
+
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::{PermissionsExt, symlink};

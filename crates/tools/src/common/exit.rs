@@ -1,12 +1,17 @@
 use std::process::ExitCode;
 
 /// Exit statuses like find's and du's: 0 when everything went fine, 1 when any error was reported
-/// (the run still finished), 2 for usage errors.
+/// (the run still finished), 2 for usage errors. Comparisons speak like cmp and diff: 0 identical,
+/// 1 different, 2 when trouble kept the comparison from being complete.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Exit {
     Ok,
     Errors,
     Usage,
+    /// A comparison found differences.
+    Different,
+    /// A comparison could not read everything it had to compare.
+    Trouble,
 }
 
 impl Exit {
@@ -31,8 +36,8 @@ impl Exit {
     pub fn code(self) -> u8 {
         match self {
             Exit::Ok => 0,
-            Exit::Errors => 1,
-            Exit::Usage => 2,
+            Exit::Errors | Exit::Different => 1,
+            Exit::Usage | Exit::Trouble => 2,
         }
     }
 }

@@ -1,4 +1,5 @@
-//! Progress on stderr, only when stderr is a terminal: entries, rate, errors and threads.
+//! Progress on stderr, only when stderr is a terminal: by default entries, rate, errors and threads;
+//! tools with more to say (bytes copied, an ETA) describe the line themselves.
 
 use canopy_engine::{ProgressFn, WalkProgress};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -9,6 +10,13 @@ use std::time::Duration;
 /// A progress callback for the engine, or `None` when stderr is not a terminal (pipes, files, CI).
 /// The returned bar must be finished (`finish_and_clear`) by the caller after the walk.
 pub fn terminal_progress(label: &'static str) -> Option<(ProgressFn, ProgressBar)> {
+    terminal_progress_with(move |p| describe(label, p))
+}
+
+/// Like [`terminal_progress`], with the line written by `describe` at each refresh.
+pub fn terminal_progress_with(
+    describe: impl Fn(&WalkProgress) -> String + Send + Sync + 'static,
+) -> Option<(ProgressFn, ProgressBar)> {
     if !std::io::stderr().is_terminal() {
         return None;
     }
@@ -16,7 +24,7 @@ pub fn terminal_progress(label: &'static str) -> Option<(ProgressFn, ProgressBar
     bar.set_style(ProgressStyle::with_template("{spinner} {msg}").expect("static template"));
     bar.enable_steady_tick(Duration::from_millis(125));
     let shown = bar.clone();
-    let callback: ProgressFn = Arc::new(move |p: &WalkProgress| shown.set_message(describe(label, p)));
+    let callback: ProgressFn = Arc::new(move |p: &WalkProgress| shown.set_message(describe(p)));
     Some((callback, bar))
 }
 

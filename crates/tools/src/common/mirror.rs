@@ -1,0 +1,124 @@
+//! The directory at the same place in another tree — the destination of a copy, the source a sync
+//! prunes against, the other side of a comparison. It is opened when first needed, relative to the
+//! parent's counterpart with `O_NOFOLLOW` at every step (a symlink planted in the other tree is
+//! never followed), and cached within the engine's fd budget until the walk leaves the directory.
+
+use canopy_engine::sys::{CachedFd, open_dir_at, open_path};
+use canopy_engine::{DirFd, DirNode, Errno};
+use std::sync::{Arc, Mutex};
+
+#[derive(Default)]
+pub struct Mirror {
+    /// For the counterpart of a walk root: its path and whether its last component may be a symlink.
+    root: Option<(Box<[u8]>, bool)>,
+    fd: Mutex<Slot>,
+}
+
+#[derive(Default)]
+enum Slot {
+    #[default]
+    Unopened,
+    Cached(Arc<CachedFd>),
+    /// The walk left the directory: later opens (rare: a hard link into it) are not cached.
+    Closed,
+}
+
+impl Mirror {
+    /// The counterpart of a walk root, opened by `path` (of any length).
+    pub fn root(path: &[u8], follow: bool) -> Self {
+        Mirror { root: Some((path.into(), follow)), fd: Mutex::default() }
+    }
+
+    /// The counterpart of `node`, found through `of` in each directory's data.
+    pub fn open<D>(node: &DirNode<D>, of: &impl Fn(&D) -> &Mirror) -> Result<DirFd, Errno> {
+        let mirror = of(&node.data);
+        let mut slot = mirror.fd.lock().unwrap_or_else(|e| e.into_inner());
+        if let Slot::Cached(fd) = &*slot {
+            return Ok(DirFd::Cached(Arc::clone(fd)));
+        }
+        let fd = match (&mirror.root, node.parent()) {
+            (Some((path, follow)), _) => open_path(path, *follow)?,
+            (None, Some(parent)) => open_dir_at(Self::open(parent, of)?, node.name(), false)?,
+            (None, None) => unreachable!("the counterpart of a walk root is made with Mirror::root"),
+        };
+        if !matches!(*slot, Slot::Unopened) {
+            return Ok(DirFd::Temporary(fd));
+        }
+        match CachedFd::try_new(fd) {
+            Ok(cached) => {
+                let cached = Arc::new(cached);
+                *slot = Slot::Cached(Arc::clone(&cached));
+                Ok(DirFd::Cached(cached))
+            }
+            Err(fd) => Ok(DirFd::Temporary(fd)),
+        }
+    }
+
+    /// Releases the cached fd once the walk has left the directory.
+    pub fn close(&self) {
+        *self.fd.lock().unwrap_or_else(|e| e.into_inner()) = Slot::Closed;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use canopy_engine::{Action, Cx, Entry, ThreadPolicy, Visitor, WalkOptions, walk};
+    use std::os::unix::ffi::OsStrExt;
+
+    /// Walks tree `a` and opens, for each entry, its directory's counterpart in tree `b`.
+    struct Lookup {
+        b: Vec<u8>,
+    }
+
+    impl Visitor for Lookup {
+        type State = Vec<(Vec<u8>, Result<(), Errno>)>;
+        type DirData = Mirror;
+        type Job = ();
+
+        fn new_state(&self) -> Self::State {
+            Vec::new()
+        }
+
+        fn visit(&self, cx: &mut Cx<'_, Self>, seen: &mut Self::State, entry: &Entry<'_, Mirror>) -> Action {
+            match entry.dir() {
+                None => cx.set_dir_data(Mirror::root(&self.b, false)),
+                Some(dir) => {
+                    let found = Mirror::open(dir, &|m: &Mirror| m).and_then(|fd| {
+                        rustix::fs::statat(&fd, entry.name_cstr(), rustix::fs::AtFlags::SYMLINK_NOFOLLOW)
+                            .map(drop)
+                    });
+                    seen.push((entry.name_cstr().to_bytes().to_vec(), found));
+                }
+            }
+            Action::Continue
+        }
+
+        fn leave_dir(&self, _: &mut Cx<'_, Self>, _: &mut Self::State, dir: &Arc<DirNode<Mirror>>) {
+            dir.data.close();
+        }
+    }
+
+    #[test]
+    fn opens_through_the_other_tree_and_refuses_symlinks() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(tmp.path().join("a/x/y")).unwrap();
+        std::fs::write(tmp.path().join("a/x/f"), b"").unwrap();
+        std::fs::write(tmp.path().join("a/x/y/z"), b"").unwrap();
+        std::fs::create_dir_all(tmp.path().join("b/x")).unwrap();
+        std::fs::write(tmp.path().join("b/x/f"), b"").unwrap();
+        std::fs::create_dir_all(tmp.path().join("outside")).unwrap();
+        std::fs::write(tmp.path().join("outside/z"), b"").unwrap();
+        std::os::unix::fs::symlink(tmp.path().join("outside"), tmp.path().join("b/x/y")).unwrap();
+        let lookup = Lookup { b: tmp.path().join("b").as_os_str().as_bytes().to_vec() };
+        let options = WalkOptions { threads: ThreadPolicy::Fixed(2), ..WalkOptions::default() };
+        let outcome = walk(&[tmp.path().join("a").as_os_str().as_bytes().to_vec()], &options, &lookup);
+        let mut seen: Vec<_> = outcome.states.into_iter().flatten().collect();
+        seen.sort_by(|l, r| l.0.cmp(&r.0));
+        assert_eq!(seen[0], (b"f".to_vec(), Ok(())), "a/x/f has b/x/f");
+        assert_eq!(seen[1], (b"x".to_vec(), Ok(())));
+        assert_eq!(seen[2], (b"y".to_vec(), Ok(())), "b/x/y exists (as a symlink)");
+        assert_eq!(seen[3].0, b"z");
+        assert!(matches!(seen[3].1, Err(Errno::LOOP | Errno::NOTDIR)), "never reached through the symlink");
+    }
+}
