@@ -41,7 +41,7 @@ impl Command {
             Command::Find(args) => canopy_tools::find::run(args, cluster).into(),
             Command::Group(args) => canopy_group::cli::run(args),
             Command::Latfs(args) => canopy_latfs::run(args),
-            Command::Walk(args) => canopy_tools::walk::run(&args).into(),
+            Command::Walk(args) => canopy_tools::walk::run(&args, cluster).into(),
             Command::Cmp(args) => canopy_tools::cmp::run(args).into(),
             Command::Cp(args) => canopy_tools::cp::run(args).into(),
             Command::Sync(args) => canopy_tools::sync::run(args).into(),

@@ -71,6 +71,7 @@ where
                 super::protocol::TOKEN => comm.safra.receive_token(decode(&message.bytes)),
                 super::protocol::STOP => comm.stopping = true,
                 super::protocol::OUTPUT => forwarder.print(&message.bytes),
+                super::protocol::OUTPUT_END => forwarder.note_end(),
                 _ => {}
             }
         }

@@ -3,7 +3,7 @@
 //! quiet exit that leaves no message behind.
 
 use super::forward::{self, Forwarder};
-use super::protocol::{COMPLETE, NO_WORK, OUTPUT, STOP, TOKEN, WORK, WORK_REQUEST, decode, encode};
+use super::protocol::{COMPLETE, NO_WORK, OUTPUT, OUTPUT_END, STOP, TOKEN, WORK, WORK_REQUEST, decode, encode};
 use super::transport::{Incoming, Transport};
 use crate::safra::{Safra, Step};
 use crate::stats::RankStats;
@@ -106,6 +106,7 @@ impl<'w> Comm<'w> {
             TOKEN => self.safra.receive_token(decode(&message.bytes)),
             STOP => self.stopping = true,
             OUTPUT => forwarder.print(&message.bytes),
+            OUTPUT_END => forwarder.note_end(),
             NO_WORK => {
                 self.asked = None;
             }
@@ -189,6 +190,7 @@ impl<'w> Comm<'w> {
             Some(m) if m.tag == WORK_REQUEST => self.transport.send(m.from, NO_WORK, Vec::new()),
             Some(m) if m.tag == NO_WORK || m.tag == WORK => self.asked = None,
             Some(m) if m.tag == OUTPUT => forwarder.print(&m.bytes),
+            Some(m) if m.tag == OUTPUT_END => forwarder.note_end(),
             Some(_) => {}
             None => {
                 if self.rank != 0 {

@@ -21,6 +21,9 @@ pub struct Forwarder {
     drained: Condvar,
     /// Rank 0: where each channel's bytes go.
     sinks: Mutex<Vec<Arc<Sink>>>,
+    /// Rank 0: end markers received so far. A rank that finishes early sends its marker while rank
+    /// 0 may still be leaving the walk, so whichever loop receives it counts it here.
+    ended: std::sync::atomic::AtomicU32,
 }
 
 #[derive(Default)]
@@ -40,6 +43,11 @@ impl Forwarder {
     /// Rank 0: the sinks forwarded output is written to, by channel.
     pub fn set_sinks(&self, sinks: Vec<Arc<Sink>>) {
         *self.sinks.lock().unwrap_or_else(|e| e.into_inner()) = sinks;
+    }
+
+    /// Rank 0: another rank has no more output.
+    pub fn note_end(&self) {
+        self.ended.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     }
 
     /// Rank 0: writes a forwarded batch to its channel's sink.
@@ -121,11 +129,11 @@ pub fn finish(world: &SimpleCommunicator, forwarder: &Forwarder) {
         transport.flush();
         return;
     }
-    let mut ended = 1;
-    while ended < world.size() {
+    let others = world.size() as u32 - 1;
+    while forwarder.ended.load(std::sync::atomic::Ordering::SeqCst) < others {
         match transport.poll() {
             Some(m) if m.tag == OUTPUT => forwarder.print(&m.bytes),
-            Some(m) if m.tag == OUTPUT_END => ended += 1,
+            Some(m) if m.tag == OUTPUT_END => forwarder.note_end(),
             Some(_) => {} // stale control messages from the walk carry nothing
             None => std::thread::sleep(Duration::from_micros(100)),
         }

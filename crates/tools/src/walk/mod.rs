@@ -18,11 +18,14 @@ pub use totals::{ByKind, Totals};
 
 use crate::common::records::{EncodedPath, RecordFormat, RecordOutput};
 use crate::common::{Exit, WalkArgs, os_to_bytes, print_error, terminal_progress};
-use canopy_engine::{Timestamp, WalkOutcome, walk};
+use canopy_dist::Cluster;
+use canopy_engine::{Timestamp, WalkOutcome};
 use clap::Args;
 use report::RunFacts;
+use serde::{Deserialize, Serialize};
 use std::ffi::OsString;
 use std::io::Write;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 use visitor::WalkVisitor;
@@ -34,6 +37,8 @@ Examples:
   canopy walk /scratch -o scratch.parquet     also one record per entry, zstd Parquet
   canopy walk /home -o home.jsonl             also one JSON object per entry
   duckdb -c \"select uid, sum(size) from 'scratch.parquet' group by 1 order by 2 desc\"
+  mpirun -n 64 canopy walk /lustre -o scan/   every rank writes scan/part-RANK.parquet
+  duckdb -c \"select count(*) from 'scan/*.parquet'\"
 
 Bytes count every hard link of a file, as find lists them; allocated = st_blocks x 512.
 Exit status: 0 if every entry was read, 1 if any error was reported, 2 on usage errors.";
@@ -52,7 +57,8 @@ pub struct WalkCmdArgs {
 
     /// Also write one record per entry to FILE: Parquet if it ends in `.parquet`, JSON Lines if it
     /// ends in `.jsonl` (columns: path, type, size, blocks, mode, uid, gid, a/m/ctime in ns, inode,
-    /// nlink, dev, depth).
+    /// nlink, dev, depth). A directory (`DIR/`) gets a Parquet dataset, `part-RANK.parquet` per
+    /// process — the way to write records under mpirun.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
 
@@ -64,13 +70,43 @@ pub struct WalkCmdArgs {
     pub walk: WalkArgs,
 }
 
-pub fn run(args: &WalkCmdArgs) -> Exit {
-    let output = match &args.output {
-        None => None,
-        Some(path) => match open_output(path) {
-            Ok(output) => Some((path, output)),
-            Err(exit) => return exit,
-        },
+/// What every rank contributes to the printed report.
+#[derive(Serialize, Deserialize)]
+struct RankResult {
+    summary: Summary,
+    errors: u64,
+    entries: u64,
+    threads: usize,
+    elapsed_secs: f64,
+    records: Option<u64>,
+}
+
+impl RankResult {
+    fn merge(mut self, other: RankResult) -> RankResult {
+        self.summary.merge(other.summary);
+        self.errors += other.errors;
+        self.entries += other.entries;
+        self.threads += other.threads;
+        self.elapsed_secs = self.elapsed_secs.max(other.elapsed_secs);
+        self.records = match (self.records, other.records) {
+            (Some(a), Some(b)) => Some(a + b),
+            _ => None,
+        };
+        self
+    }
+}
+
+pub fn run(args: &WalkCmdArgs, cluster: &Cluster) -> Exit {
+    let opened = match &args.output {
+        None => Ok(None),
+        Some(path) => record_path(path, cluster).and_then(|file| open_output(&file).map(|o| Some((path, o)))),
+    };
+    // Every rank must take part in the walk or none: agree on the setup first.
+    let setup = opened.as_ref().err().copied().unwrap_or(Exit::Ok);
+    let agreed = Exit::from_code(cluster.agree_exit(setup.code()));
+    let output = match opened {
+        Ok(output) if agreed == Exit::Ok => output,
+        _ => return agreed,
     };
 
     let roots: Vec<Vec<u8>> = args.paths.iter().map(|p| os_to_bytes(p)).collect();
@@ -81,7 +117,7 @@ pub fn run(args: &WalkCmdArgs) -> Exit {
     }
     let reference = now();
     let visitor = WalkVisitor::new(reference, args.top, output.as_ref().map(|(_, o)| o));
-    let WalkOutcome { states, errors, stats, .. } = walk(&roots, &options, &visitor);
+    let WalkOutcome { states, errors, stats, .. } = cluster.walk(&roots, &options, &visitor, &args.walk.plan());
     if let Some((_, bar)) = progress {
         bar.finish_and_clear();
     }
@@ -90,25 +126,65 @@ pub fn run(args: &WalkCmdArgs) -> Exit {
     for state in states {
         summary.merge(state.summary);
     }
-    let mut exit = Exit::from_errors(errors);
-    let records = output.and_then(|(path, output)| {
-        let written = finish_output(path, output);
-        if written.is_none() {
-            exit = Exit::Errors;
-        }
-        written
-    });
-    let facts = RunFacts {
-        roots: &roots,
-        reference,
-        elapsed_secs: stats.elapsed_secs,
-        entries_visited: stats.entries,
-        threads: stats.threads,
-        errors,
-        records,
+    let (output_path, written) = match output {
+        Some((path, output)) => (Some(path), finish_output(path, output)),
+        None => (None, None),
     };
-    let report = Report::new(&summary, facts, args.top);
-    exit.max(print_report(&report, args.json))
+    let failed_output = output_path.is_some() && written.is_none();
+    let mine = RankResult {
+        summary,
+        errors,
+        entries: stats.entries,
+        threads: stats.threads,
+        elapsed_secs: stats.elapsed_secs,
+        records: written,
+    };
+    let mut exit = Exit::from_errors(errors).max(if failed_output { Exit::Errors } else { Exit::Ok });
+    if let Some(all) = cluster.reduce(mine, RankResult::merge) {
+        let records = output_path.zip(all.records).map(|(path, records)| RecordsWritten {
+            path: EncodedPath::new(path.as_os_str().as_bytes()),
+            format: RecordFormat::from_path(path).unwrap_or(RecordFormat::Parquet).to_string(),
+            records,
+        });
+        let facts = RunFacts {
+            roots: &roots,
+            reference,
+            elapsed_secs: all.elapsed_secs,
+            entries_visited: all.entries,
+            threads: all.threads,
+            errors: all.errors,
+            records,
+        };
+        let report = Report::new(&all.summary, facts, args.top);
+        exit = exit.max(print_report(&report, args.json));
+    }
+    Exit::from_code(cluster.agree_exit(exit.code()))
+}
+
+/// The file this process writes records to: the one named, or `DIR/part-RANK.parquet` when a
+/// directory is named (the only choice with several ranks).
+fn record_path(output: &Path, cluster: &Cluster) -> Result<PathBuf, Exit> {
+    if output.as_os_str().as_bytes().ends_with(b"/") || output.is_dir() {
+        if let Err(e) = std::fs::create_dir_all(output) {
+            print_error("walk", format_args!("cannot create '{}': {e}", output.display()));
+            return Err(Exit::Errors);
+        }
+        return Ok(output.join(format!("part-{}.parquet", cluster.rank())));
+    }
+    if cluster.size() > 1 {
+        if cluster.is_root() {
+            print_error(
+                "walk",
+                format_args!(
+                    "--output '{}': with {} processes, name a directory (DIR/) — each writes DIR/part-RANK.parquet",
+                    output.display(),
+                    cluster.size()
+                ),
+            );
+        }
+        return Err(Exit::Usage);
+    }
+    Ok(output.to_path_buf())
 }
 
 /// Creates the `--output` file; a name without a known extension is a usage error.
@@ -126,15 +202,11 @@ fn open_output(path: &Path) -> Result<RecordOutput, Exit> {
     })
 }
 
-/// Completes the `--output` file; `None` (with the error shown) when writing it failed.
-fn finish_output(path: &Path, output: RecordOutput) -> Option<RecordsWritten> {
-    let format = output.format();
+/// Completes the `--output` file; the records written, or `None` (with the error shown) when
+/// writing it failed.
+fn finish_output(path: &Path, output: RecordOutput) -> Option<u64> {
     match output.finish() {
-        Ok(records) => Some(RecordsWritten {
-            path: EncodedPath::new(&os_to_bytes(path.as_os_str())),
-            format: format.to_string(),
-            records,
-        }),
+        Ok(records) => Some(records),
         Err(e) => {
             print_error("walk", format_args!("writing '{}': {e}", path.display()));
             None
