@@ -7,6 +7,7 @@ pub mod client;
 pub mod cluster;
 pub mod error;
 pub mod ids;
+pub mod launcher;
 pub mod mapping;
 pub mod names;
 pub mod server;

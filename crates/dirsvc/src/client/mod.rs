@@ -364,6 +364,42 @@ impl Client {
         Ok(all)
     }
 
+    /// Every entry one partition holds right now (diagnostics and placement checks).
+    pub async fn partition_entries(&self, dir: u64, partition: u32) -> Result<Vec<DirEntry>> {
+        let info = self.dir_info(dir).await?;
+        let server = *info
+            .servers
+            .get(partition as usize)
+            .ok_or_else(|| Error::invalid(format!("directory has no partition {partition}")))?;
+        let mut after = Vec::new();
+        let mut all = Vec::new();
+        loop {
+            let request = crate::proto::ReadPartitionRequest {
+                at: Some(PartitionRef { dir, partition }),
+                after: after.clone(),
+                limit: 0,
+            };
+            let reply = self
+                .rpc(server)?
+                .read_partition(request)
+                .await
+                .map_err(|s| self.status_error(server, &s))?
+                .into_inner();
+            if let Some(failure) = reply.failure {
+                return Err(Error::from_failure(&failure));
+            }
+            if let Some(last) = reply.entries.last() {
+                after = last.name.clone();
+            }
+            for entry in reply.entries {
+                all.push(DirEntry::from_proto(entry)?);
+            }
+            if !reply.more {
+                return Ok(all);
+            }
+        }
+    }
+
     /// Where `name` lives in directory `dir`, by the metadata object's current bitmap.
     pub async fn locate(&self, dir: u64, name: &[u8]) -> Result<Placement> {
         validate_name(name)?;

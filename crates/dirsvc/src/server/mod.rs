@@ -147,6 +147,36 @@ pub async fn start(
     })
 }
 
+/// Runs server `options.index` until SIGTERM or SIGINT: what `canopy dirsvc serve` does.
+pub fn serve_blocking(options: &ServerOptions) -> Result<()> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| Error::io(format!("cannot start the runtime: {e}")))?;
+    runtime.block_on(async {
+        let server = start(options, None).await?;
+        let pid_file = crate::launcher::write_pid_file(&options.cluster, options.index)?;
+        eprintln!(
+            "dirsvc server {} of {} listening on {} (store {})",
+            options.index,
+            options.cluster.config.servers.len(),
+            server.addr,
+            options.store_dir.display()
+        );
+        let mut terminate =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+                .map_err(|e| Error::io(format!("cannot handle SIGTERM: {e}")))?;
+        let result = tokio::select! {
+            _ = terminate.recv() => server.stop().await,
+            _ = tokio::signal::ctrl_c() => server.stop().await,
+        };
+        let _ = std::fs::remove_file(pid_file);
+        eprintln!("dirsvc server {} stopped", options.index);
+        result
+    })
+}
+
 type Opened = (
     Core,
     mpsc::UnboundedReceiver<mutation::PartKey>,

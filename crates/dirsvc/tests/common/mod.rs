@@ -2,8 +2,11 @@
 //! loopback ports chosen by the kernel) in the test's tokio runtime.
 #![allow(dead_code)]
 
+use std::collections::BTreeSet;
+
 use canopy_dirsvc::client::{Client, MkdirOptions, Owner};
 use canopy_dirsvc::cluster::{Cluster, ClusterConfig};
+use canopy_dirsvc::mapping::name_hash;
 use canopy_dirsvc::server::{self, RunningServer, ServerOptions};
 use tokio::net::TcpListener;
 
@@ -73,4 +76,44 @@ pub async fn settle_splits(client: &Client, dir: u64) {
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
     panic!("splits of {dir:#x} did not finish within 10 s");
+}
+
+/// Every entry of every active partition sits where the final bitmap maps it; returns all names.
+pub async fn check_placement(client: &Client, dir: u64) -> Vec<String> {
+    let info = client.fetch_dir(dir).await.unwrap();
+    let stats = client.partition_stats(dir).await.unwrap();
+    let mut all = Vec::new();
+    for partition in info.bitmap.active() {
+        let entries = client.partition_entries(dir, partition).await.unwrap();
+        let counted = stats
+            .iter()
+            .find(|p| p.partition == partition)
+            .unwrap()
+            .entries;
+        assert_eq!(entries.len() as u64, counted, "partition {partition} count");
+        for entry in entries {
+            assert_eq!(
+                info.bitmap.partition_for(name_hash(&entry.name)),
+                partition,
+                "{} is on the wrong partition",
+                entry.name_lossy()
+            );
+            all.push(entry.name_lossy());
+        }
+    }
+    for stat in stats.iter().filter(|p| !p.active) {
+        assert_eq!(
+            stat.entries, 0,
+            "inactive partition {} holds entries",
+            stat.partition
+        );
+    }
+    all
+}
+
+pub fn sorted_unique(names: Vec<String>) -> Vec<String> {
+    let total = names.len();
+    let set: BTreeSet<String> = names.into_iter().collect();
+    assert_eq!(set.len(), total, "duplicate names");
+    set.into_iter().collect()
 }
