@@ -246,14 +246,18 @@ pub fn start_cluster(
         .enable_all()
         .build()
         .map_err(|e| Error::io(format!("cannot start a runtime: {e}")))?;
-    let client = Client::connect(&cluster);
-    for server in &mut started {
-        runtime.block_on(wait_ready(
-            &client,
-            server.index,
-            Some(&mut server.child),
-            Duration::from_secs(20),
-        ))?;
-    }
+    runtime.block_on(async {
+        let client = Client::connect(&cluster);
+        for server in &mut started {
+            wait_ready(
+                &client,
+                server.index,
+                Some(&mut server.child),
+                Duration::from_secs(20),
+            )
+            .await?;
+        }
+        Ok::<_, Error>(())
+    })?;
     Ok((cluster, started))
 }

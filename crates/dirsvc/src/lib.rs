@@ -3,6 +3,8 @@
 //! and located by clients from a cached bitmap. See the crate README for the design.
 
 pub mod auth;
+pub mod bench;
+pub mod cli;
 pub mod client;
 pub mod cluster;
 pub mod error;

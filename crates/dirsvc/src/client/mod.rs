@@ -104,7 +104,8 @@ enum Routed {
 }
 
 impl Client {
-    /// A client of `cluster`; connections open on first use.
+    /// A client of `cluster`; connections open on first use. Call it inside a tokio runtime
+    /// (the one that will drive the client).
     pub fn connect(cluster: &Cluster) -> Self {
         Self {
             servers: cluster

@@ -384,10 +384,13 @@ impl Core {
     }
 
     pub fn ping(&self) -> PingReply {
+        let stats = *self.commit_stats.borrow();
         PingReply {
             index: self.index,
             servers: self.servers,
             pid: std::process::id(),
+            commits: stats.commits,
+            mutations: stats.mutations,
         }
     }
 }

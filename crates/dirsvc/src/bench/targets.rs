@@ -1,0 +1,263 @@
+//! What the benchmark's clients create, stat and remove files in: one shared directory of the
+//! distributed service, or of the local file system (the "vanilla" POSIX baseline).
+
+use std::fs;
+use std::path::PathBuf;
+
+use super::Balance;
+use crate::client::stats::ProbeHistogram;
+use crate::client::{Client, FileKind, MkdirOptions, Owner};
+use crate::cluster::Cluster;
+use crate::error::{Error, Result};
+
+/// Shared set-up and tear-down, done by rank 0 between barriers.
+pub trait Target: Sync {
+    fn describe(&self) -> String;
+    fn connect(&self) -> Result<Box<dyn Session>>;
+    fn prepare(&self, iteration: usize) -> Result<()>;
+    /// Entries per partition once every client has created its files.
+    fn balance(&self, iteration: usize) -> Result<Option<Balance>>;
+    fn finish(&self, iteration: usize) -> Result<()>;
+    /// Group commits and committed requests on all servers so far.
+    fn commits(&self) -> Result<Option<(u64, u64)>>;
+}
+
+/// One client's connection.
+pub trait Session {
+    fn open(&mut self, iteration: usize) -> Result<()>;
+    fn create(&mut self, name: &str) -> Result<()>;
+    fn stat(&mut self, name: &str) -> Result<()>;
+    fn remove(&mut self, name: &str) -> Result<()>;
+    fn probes(&self) -> Option<ProbeHistogram>;
+}
+
+fn shared_dir_name(iteration: usize) -> String {
+    format!("mdtest.{}.{iteration}", std::process::id())
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Error::io(format!("cannot start a runtime: {e}")))
+}
+
+pub struct DirsvcTarget {
+    cluster: Cluster,
+    control: Client,
+    runtime: tokio::runtime::Runtime,
+    options: MkdirOptions,
+}
+
+impl DirsvcTarget {
+    pub fn new(cluster: &Cluster, initial_partitions: u32, split_threshold: u64) -> Result<Self> {
+        let runtime = runtime()?;
+        let control = {
+            let _context = runtime.enter();
+            Client::connect(cluster)
+        };
+        Ok(Self {
+            control,
+            cluster: cluster.clone(),
+            runtime,
+            options: MkdirOptions {
+                owner: Owner::current(0o755),
+                initial_partitions,
+                split_threshold: Some(split_threshold),
+            },
+        })
+    }
+}
+
+impl Target for DirsvcTarget {
+    fn describe(&self) -> String {
+        let servers = self.cluster.config.servers.len();
+        let initial = match self.options.initial_partitions {
+            0 => servers as u32,
+            n => n.min(servers as u32),
+        };
+        let split = match self.options.split_threshold {
+            Some(0) | None => "never split".to_string(),
+            Some(t) => format!("split above {t} entries"),
+        };
+        format!("dirsvc: {servers} servers, {initial} initial partitions, {split}")
+    }
+
+    fn connect(&self) -> Result<Box<dyn Session>> {
+        let runtime = runtime()?;
+        let client = {
+            let _context = runtime.enter();
+            Client::connect(&self.cluster)
+        };
+        Ok(Box::new(DirsvcSession {
+            client,
+            runtime,
+            dir: 0,
+        }))
+    }
+
+    fn prepare(&self, iteration: usize) -> Result<()> {
+        let name = shared_dir_name(iteration);
+        let root = self.control.root();
+        self.runtime
+            .block_on(self.control.mkdir(root, name.as_bytes(), self.options))
+            .map(|_| ())
+    }
+
+    fn balance(&self, iteration: usize) -> Result<Option<Balance>> {
+        self.runtime.block_on(async {
+            let dir = self
+                .control
+                .resolve_dir(&shared_dir_name(iteration))
+                .await?;
+            let stats = self.control.partition_stats(dir).await?;
+            let entries: Vec<u64> = stats
+                .iter()
+                .filter(|p| p.active)
+                .map(|p| p.entries)
+                .collect();
+            let splitting = stats.iter().filter(|p| p.splitting).count();
+            Ok(Some(Balance::new(entries, splitting)))
+        })
+    }
+
+    fn finish(&self, iteration: usize) -> Result<()> {
+        let name = shared_dir_name(iteration);
+        let root = self.control.root();
+        self.runtime
+            .block_on(self.control.rmdir(root, name.as_bytes()))
+    }
+
+    fn commits(&self) -> Result<Option<(u64, u64)>> {
+        self.runtime.block_on(async {
+            let (mut commits, mut mutations) = (0, 0);
+            for server in 0..self.control.server_count() {
+                let ping = self.control.ping(server).await?;
+                commits += ping.commits;
+                mutations += ping.mutations;
+            }
+            Ok(Some((commits, mutations)))
+        })
+    }
+}
+
+struct DirsvcSession {
+    client: Client,
+    runtime: tokio::runtime::Runtime,
+    dir: u64,
+}
+
+impl Session for DirsvcSession {
+    fn open(&mut self, iteration: usize) -> Result<()> {
+        self.dir = self
+            .runtime
+            .block_on(self.client.resolve_dir(&shared_dir_name(iteration)))?;
+        Ok(())
+    }
+
+    fn create(&mut self, name: &str) -> Result<()> {
+        let owner = Owner::current(0o644);
+        self.runtime
+            .block_on(
+                self.client
+                    .create(self.dir, name.as_bytes(), FileKind::File, owner),
+            )
+            .map(|_| ())
+    }
+
+    fn stat(&mut self, name: &str) -> Result<()> {
+        self.runtime
+            .block_on(self.client.lookup(self.dir, name.as_bytes()))
+            .map(|_| ())
+    }
+
+    fn remove(&mut self, name: &str) -> Result<()> {
+        self.runtime
+            .block_on(self.client.unlink(self.dir, name.as_bytes()))
+            .map(|_| ())
+    }
+
+    fn probes(&self) -> Option<ProbeHistogram> {
+        Some(self.client.probe_histogram())
+    }
+}
+
+/// The same workload on a local directory: open(O_CREAT|O_EXCL)+close, lstat, unlink.
+pub struct PosixTarget {
+    pub base: PathBuf,
+}
+
+impl PosixTarget {
+    fn dir(&self, iteration: usize) -> PathBuf {
+        self.base.join(shared_dir_name(iteration))
+    }
+}
+
+impl Target for PosixTarget {
+    fn describe(&self) -> String {
+        format!("posix: {}", self.base.display())
+    }
+
+    fn connect(&self) -> Result<Box<dyn Session>> {
+        Ok(Box::new(PosixSession {
+            base: self.base.clone(),
+            dir: PathBuf::new(),
+        }))
+    }
+
+    fn prepare(&self, iteration: usize) -> Result<()> {
+        let dir = self.dir(iteration);
+        fs::create_dir(&dir).map_err(|e| Error::io(format!("mkdir {}: {e}", dir.display())))
+    }
+
+    fn balance(&self, _iteration: usize) -> Result<Option<Balance>> {
+        Ok(None)
+    }
+
+    fn finish(&self, iteration: usize) -> Result<()> {
+        let dir = self.dir(iteration);
+        fs::remove_dir(&dir).map_err(|e| Error::io(format!("rmdir {}: {e}", dir.display())))
+    }
+
+    fn commits(&self) -> Result<Option<(u64, u64)>> {
+        Ok(None)
+    }
+}
+
+struct PosixSession {
+    base: PathBuf,
+    dir: PathBuf,
+}
+
+impl Session for PosixSession {
+    fn open(&mut self, iteration: usize) -> Result<()> {
+        self.dir = self.base.join(shared_dir_name(iteration));
+        Ok(())
+    }
+
+    fn create(&mut self, name: &str) -> Result<()> {
+        let path = self.dir.join(name);
+        fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+            .map(drop)
+            .map_err(|e| Error::io(format!("create {}: {e}", path.display())))
+    }
+
+    fn stat(&mut self, name: &str) -> Result<()> {
+        let path = self.dir.join(name);
+        fs::symlink_metadata(&path)
+            .map(drop)
+            .map_err(|e| Error::io(format!("stat {}: {e}", path.display())))
+    }
+
+    fn remove(&mut self, name: &str) -> Result<()> {
+        let path = self.dir.join(name);
+        fs::remove_file(&path).map_err(|e| Error::io(format!("unlink {}: {e}", path.display())))
+    }
+
+    fn probes(&self) -> Option<ProbeHistogram> {
+        None
+    }
+}
