@@ -189,7 +189,7 @@ async fn kill_nine_loses_no_acknowledged_create() {
         creator.await.unwrap();
     }
 
-    let outcomes = outcomes.lock().unwrap();
+    let outcomes = std::mem::take(&mut *outcomes.lock().unwrap());
     let checker = Client::connect(&cluster);
     settle_splits(&checker, shared).await;
     let listed = sorted_unique(

@@ -68,7 +68,7 @@ impl Fixture {
             // Root partition 0 of "11" holds even hashes; the subdirectory's only partition all.
             let names: Vec<Vec<u8>> = (0..40)
                 .map(|i| format!("seed-{i}").into_bytes())
-                .filter(|n| name_hash(n) % 2 == 0)
+                .filter(|n| name_hash(n).is_multiple_of(2))
                 .take(5)
                 .collect();
             let mut ids = Vec::new();
@@ -253,10 +253,11 @@ fn parts(fixture: &Fixture) -> impl Strategy<Value = Parts> {
 
 /// A well-formed protobuf encoding of request type `kind` built from `p`.
 fn encode(kind: usize, p: &Parts) -> Vec<u8> {
-    let at = Some(PartitionRef {
+    let partition = PartitionRef {
         dir: p.dir,
         partition: p.partition,
-    });
+    };
+    let at = Some(partition);
     let meta = DirMeta {
         id: p.dir,
         parent: p.id,
@@ -331,7 +332,7 @@ fn encode(kind: usize, p: &Parts) -> Vec<u8> {
         .encode_to_vec(),
         9 => InitPartitionsRequest { meta: Some(meta) }.encode_to_vec(),
         10 => SealRequest { at, seal: p.flag }.encode_to_vec(),
-        11 => at.unwrap_or_default().encode_to_vec(),
+        11 => partition.encode_to_vec(),
         13 => InstallSplitRequest {
             at,
             reset: p.flag,

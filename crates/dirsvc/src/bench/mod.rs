@@ -115,6 +115,9 @@ fn run_member(target: &dyn Target, member: &dyn Member, plan: BenchPlan) -> Rank
         ..RankReport::default()
     };
     let mut failure: Option<Error> = None;
+    let names: Vec<String> = (0..plan.files_per_client)
+        .map(|index| file_name(rank, index))
+        .collect();
     let mut session: Option<Box<dyn Session>> = None;
     attempt(&mut failure, || {
         session = Some(target.connect()?);
@@ -131,16 +134,7 @@ fn run_member(target: &dyn Target, member: &dyn Member, plan: BenchPlan) -> Rank
         for (slot, phase) in Phase::ALL.into_iter().enumerate() {
             let start = Instant::now();
             attempt(&mut failure, || {
-                let session = session_mut(&mut session)?;
-                for index in 0..plan.files_per_client {
-                    let name = file_name(rank, index);
-                    match phase {
-                        Phase::Create => session.create(&name)?,
-                        Phase::Stat => session.stat(&name)?,
-                        Phase::Remove => session.remove(&name)?,
-                    }
-                }
-                Ok(())
+                session_mut(&mut session)?.run(phase, &names)
             });
             seconds[slot] = start.elapsed().as_secs_f64();
             member.barrier();

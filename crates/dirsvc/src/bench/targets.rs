@@ -4,7 +4,9 @@
 use std::fs;
 use std::path::PathBuf;
 
-use super::Balance;
+use std::sync::Arc;
+
+use super::{Balance, Phase};
 use crate::client::stats::ProbeHistogram;
 use crate::client::{Client, FileKind, MkdirOptions, Owner};
 use crate::cluster::Cluster;
@@ -25,9 +27,8 @@ pub trait Target: Sync {
 /// One client's connection.
 pub trait Session {
     fn open(&mut self, iteration: usize) -> Result<()>;
-    fn create(&mut self, name: &str) -> Result<()>;
-    fn stat(&mut self, name: &str) -> Result<()>;
-    fn remove(&mut self, name: &str) -> Result<()>;
+    /// Performs `phase` on every name, one after the other (mdtest's synchronous client).
+    fn run(&mut self, phase: Phase, names: &[String]) -> Result<()>;
     fn probes(&self) -> Option<ProbeHistogram>;
 }
 
@@ -47,10 +48,17 @@ pub struct DirsvcTarget {
     control: Client,
     runtime: tokio::runtime::Runtime,
     options: MkdirOptions,
+    window: usize,
 }
 
 impl DirsvcTarget {
-    pub fn new(cluster: &Cluster, initial_partitions: u32, split_threshold: u64) -> Result<Self> {
+    /// `window`: operations each client keeps in flight (1 is mdtest's synchronous client).
+    pub fn new(
+        cluster: &Cluster,
+        initial_partitions: u32,
+        split_threshold: u64,
+        window: usize,
+    ) -> Result<Self> {
         let runtime = runtime()?;
         let control = {
             let _context = runtime.enter();
@@ -65,6 +73,7 @@ impl DirsvcTarget {
                 initial_partitions,
                 split_threshold: Some(split_threshold),
             },
+            window: window.max(1),
         })
     }
 }
@@ -80,7 +89,12 @@ impl Target for DirsvcTarget {
             Some(0) | None => "never split".to_string(),
             Some(t) => format!("split above {t} entries"),
         };
-        format!("dirsvc: {servers} servers, {initial} initial partitions, {split}")
+        let window = if self.window > 1 {
+            format!(", {} operations in flight per client", self.window)
+        } else {
+            String::new()
+        };
+        format!("dirsvc: {servers} servers, {initial} initial partitions, {split}{window}")
     }
 
     fn connect(&self) -> Result<Box<dyn Session>> {
@@ -90,9 +104,10 @@ impl Target for DirsvcTarget {
             Client::connect(&self.cluster)
         };
         Ok(Box::new(DirsvcSession {
-            client,
+            client: Arc::new(client),
             runtime,
             dir: 0,
+            window: self.window,
         }))
     }
 
@@ -142,9 +157,24 @@ impl Target for DirsvcTarget {
 }
 
 struct DirsvcSession {
-    client: Client,
+    client: Arc<Client>,
     runtime: tokio::runtime::Runtime,
     dir: u64,
+    window: usize,
+}
+
+async fn dirsvc_op(client: &Client, dir: u64, phase: Phase, name: &str) -> Result<()> {
+    let name = name.as_bytes();
+    match phase {
+        Phase::Create => {
+            client
+                .create(dir, name, FileKind::File, Owner::current(0o644))
+                .await
+        }
+        Phase::Stat => client.lookup(dir, name).await,
+        Phase::Remove => client.unlink(dir, name).await,
+    }
+    .map(drop)
 }
 
 impl Session for DirsvcSession {
@@ -155,26 +185,30 @@ impl Session for DirsvcSession {
         Ok(())
     }
 
-    fn create(&mut self, name: &str) -> Result<()> {
-        let owner = Owner::current(0o644);
-        self.runtime
-            .block_on(
-                self.client
-                    .create(self.dir, name.as_bytes(), FileKind::File, owner),
-            )
-            .map(|_| ())
-    }
-
-    fn stat(&mut self, name: &str) -> Result<()> {
-        self.runtime
-            .block_on(self.client.lookup(self.dir, name.as_bytes()))
-            .map(|_| ())
-    }
-
-    fn remove(&mut self, name: &str) -> Result<()> {
-        self.runtime
-            .block_on(self.client.unlink(self.dir, name.as_bytes()))
-            .map(|_| ())
+    fn run(&mut self, phase: Phase, names: &[String]) -> Result<()> {
+        let (client, dir, window) = (Arc::clone(&self.client), self.dir, self.window);
+        self.runtime.block_on(async move {
+            if window == 1 {
+                for name in names {
+                    dirsvc_op(&client, dir, phase, name).await?;
+                }
+                return Ok(());
+            }
+            let mut in_flight = tokio::task::JoinSet::new();
+            for name in names {
+                if in_flight.len() == window
+                    && let Some(done) = in_flight.join_next().await
+                {
+                    done.map_err(|e| Error::io(format!("client task: {e}")))??;
+                }
+                let (client, name) = (Arc::clone(&client), name.clone());
+                in_flight.spawn(async move { dirsvc_op(&client, dir, phase, &name).await });
+            }
+            while let Some(done) = in_flight.join_next().await {
+                done.map_err(|e| Error::io(format!("client task: {e}")))??;
+            }
+            Ok(())
+        })
     }
 
     fn probes(&self) -> Option<ProbeHistogram> {
@@ -235,26 +269,21 @@ impl Session for PosixSession {
         Ok(())
     }
 
-    fn create(&mut self, name: &str) -> Result<()> {
-        let path = self.dir.join(name);
-        fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&path)
-            .map(drop)
-            .map_err(|e| Error::io(format!("create {}: {e}", path.display())))
-    }
-
-    fn stat(&mut self, name: &str) -> Result<()> {
-        let path = self.dir.join(name);
-        fs::symlink_metadata(&path)
-            .map(drop)
-            .map_err(|e| Error::io(format!("stat {}: {e}", path.display())))
-    }
-
-    fn remove(&mut self, name: &str) -> Result<()> {
-        let path = self.dir.join(name);
-        fs::remove_file(&path).map_err(|e| Error::io(format!("unlink {}: {e}", path.display())))
+    fn run(&mut self, phase: Phase, names: &[String]) -> Result<()> {
+        for name in names {
+            let path = self.dir.join(name);
+            let done = match phase {
+                Phase::Create => fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .open(&path)
+                    .map(drop),
+                Phase::Stat => fs::symlink_metadata(&path).map(drop),
+                Phase::Remove => fs::remove_file(&path),
+            };
+            done.map_err(|e| Error::io(format!("{:?} {}: {e}", phase, path.display())))?;
+        }
+        Ok(())
     }
 
     fn probes(&self) -> Option<ProbeHistogram> {

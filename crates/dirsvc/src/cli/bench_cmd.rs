@@ -56,6 +56,9 @@ pub struct BenchArgs {
     /// Split threshold of the shared directory (0: never split)
     #[arg(long, default_value_t = DEFAULT_SPLIT_THRESHOLD)]
     split_threshold: u64,
+    /// Operations each dirsvc client keeps in flight (1: synchronous, as mdtest)
+    #[arg(long, default_value_t = 1)]
+    window: usize,
     /// Also run the workload in a new directory under DIR on the local file system
     #[arg(long, value_name = "DIR")]
     posix: Option<PathBuf>,
@@ -135,7 +138,8 @@ pub fn bench(args: BenchArgs) -> Result<()> {
                 ));
             }
         };
-        let target = DirsvcTarget::new(&cluster, args.partitions, args.split_threshold)?;
+        let target =
+            DirsvcTarget::new(&cluster, args.partitions, args.split_threshold, args.window)?;
         reports.extend(run_and_show(&target, &team, plan, args.json)?);
     }
     if let Some(base) = &args.posix {

@@ -40,6 +40,9 @@ impl From<fjall::Error> for StoreError {
 
 pub type StoreResult<T> = Result<T, StoreError>;
 
+/// (keyspace, key, value)
+pub type DumpedItem = (String, Vec<u8>, Vec<u8>);
+
 #[derive(Clone)]
 pub struct Store {
     pub db: SingleWriterTxDatabase,
@@ -75,7 +78,7 @@ impl Store {
     }
 
     /// Every key and value of every keyspace, in order: lets tests compare whole states.
-    pub fn dump(&self) -> StoreResult<Vec<(String, Vec<u8>, Vec<u8>)>> {
+    pub fn dump(&self) -> StoreResult<Vec<DumpedItem>> {
         let snapshot = self.snapshot();
         let mut all = Vec::new();
         for (name, keyspace) in [

@@ -1,9 +1,15 @@
 //! Group commit: one thread applies every mutation. It takes whatever requests have queued up while
 //! the previous commit was syncing, applies them in one transaction, syncs the journal once, and
-//! only then answers them all. Under load a single fsync acknowledges hundreds of creates; an
+//! only then answers them all. Under load a single fsync acknowledges many creates; an
 //! acknowledged request is always on disk.
+//!
+//! Synchronous clients all get their answers at the end of one sync and send their next requests
+//! together a moment later. Committing the first of those alone would split them over two syncs,
+//! so when the last batch showed concurrency the writer lingers for the rest — at most half a
+//! sync's duration, and never when requests arrive one at a time.
 
 use std::thread;
+use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender, TryRecvError};
 use tokio::sync::{mpsc, oneshot, watch};
@@ -14,6 +20,8 @@ use super::store::{self, Store};
 
 /// The most mutations one commit takes (bounds reply latency under a flood).
 const MAX_BATCH: usize = 2048;
+/// The longest the writer waits for stragglers of a concurrent group.
+const MAX_LINGER: Duration = Duration::from_millis(2);
 
 struct Job {
     mutation: Mutation,
@@ -75,14 +83,24 @@ fn run(
     events: &WriterEvents,
     stats: &watch::Sender<CommitStats>,
 ) {
+    let mut expected = 1;
+    let mut last_sync = Duration::ZERO;
     while let Ok(first) = queue.recv() {
         let mut jobs = vec![first];
-        while jobs.len() < MAX_BATCH {
-            match queue.try_recv() {
-                Ok(job) => jobs.push(job),
-                Err(TryRecvError::Empty | TryRecvError::Disconnected) => break,
+        drain(queue, &mut jobs);
+        if jobs.len() < expected {
+            let deadline = Instant::now() + (last_sync / 2).min(MAX_LINGER);
+            while jobs.len() < expected {
+                match queue.recv_deadline(deadline) {
+                    Ok(job) => {
+                        jobs.push(job);
+                        drain(queue, &mut jobs);
+                    }
+                    Err(_) => break,
+                }
             }
         }
+        expected = jobs.len().min(MAX_BATCH);
         let mut batch = Batch::new(store, index, &mut next_seq);
         let mut replies = Vec::with_capacity(jobs.len());
         for job in jobs {
@@ -90,7 +108,10 @@ fn run(
             replies.push((job.reply, outcome));
         }
         let splits_finished = batch.splits_finished;
-        match batch.commit() {
+        let syncing = Instant::now();
+        let committed = batch.commit();
+        last_sync = syncing.elapsed();
+        match committed {
             Ok(candidates) => {
                 stats.send_modify(|s| {
                     s.commits += 1;
@@ -117,6 +138,16 @@ fn run(
                 }
                 std::process::exit(70);
             }
+        }
+    }
+}
+
+/// Takes every job already queued, up to the batch limit.
+fn drain(queue: &Receiver<Job>, jobs: &mut Vec<Job>) {
+    while jobs.len() < MAX_BATCH {
+        match queue.try_recv() {
+            Ok(job) => jobs.push(job),
+            Err(TryRecvError::Empty | TryRecvError::Disconnected) => break,
         }
     }
 }
