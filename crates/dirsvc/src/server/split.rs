@@ -29,6 +29,8 @@ use crate::transport::RpcClient;
 /// Entries per install request.
 const CHUNK: usize = 2048;
 const MAX_BACKOFF: Duration = Duration::from_secs(2);
+/// How long a partition whose split failed waits before another attempt.
+const GIVE_UP_PAUSE: Duration = Duration::from_secs(5);
 
 pub struct Splitter {
     core: Arc<Core>,
@@ -96,10 +98,12 @@ impl Splitter {
                 match next {
                     Some(plan) => {
                         if let Err(message) = self.drive(&plan).await {
-                            self.log(&format!(
-                                "split of {:#x}/{} abandoned: {message}",
-                                at.0, at.1
-                            ));
+                            self.log(&format!("split of {:#x}/{} stopped: {message}", at.0, at.1));
+                            // Stay registered for a while so the next creates do not retry a
+                            // split that cannot work right away.
+                            tokio::time::sleep(GIVE_UP_PAUSE).await;
+                            self.running.lock().expect("split registry").remove(&at);
+                            return;
                         }
                     }
                     None => {
