@@ -17,6 +17,7 @@ use self::targets::{Session, Target};
 use self::team::{Member, Team};
 use crate::client::stats::ProbeHistogram;
 use crate::error::{Error, Result};
+use crate::server::core::process_cpu;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Phase {
@@ -66,6 +67,32 @@ impl Balance {
     }
 }
 
+/// What the servers did during a run (summed over servers).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ServerCounters {
+    pub servers: usize,
+    /// Group commits, one journal fsync each.
+    pub commits: u64,
+    /// Requests those commits applied.
+    pub requests: u64,
+    /// Time the writers spent committing (mostly fsync).
+    pub sync_seconds: f64,
+    /// CPU time of the server processes.
+    pub cpu_seconds: f64,
+}
+
+impl ServerCounters {
+    fn since(&self, before: &ServerCounters) -> ServerCounters {
+        ServerCounters {
+            servers: self.servers,
+            commits: self.commits - before.commits,
+            requests: self.requests - before.requests,
+            sync_seconds: self.sync_seconds - before.sync_seconds,
+            cpu_seconds: self.cpu_seconds - before.cpu_seconds,
+        }
+    }
+}
+
 /// What one client measured: seconds per phase per iteration, its probes, and (rank 0) balance.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct RankReport {
@@ -84,26 +111,24 @@ pub fn file_name(rank: usize, index: usize) -> String {
 
 /// Runs the workload on `target` with the members of `team`; `None` on non-reporting members.
 pub fn run(target: &dyn Target, team: &dyn Team, plan: BenchPlan) -> Result<Option<BenchReport>> {
-    let commits_before = target.commits()?;
+    let servers_before = target.server_counters()?;
+    let cpu_before = process_cpu();
     let started = Instant::now();
     let Some(reports) = team.run(&|member| run_member(target, member, plan)) else {
         return Ok(None);
     };
     let wall_seconds = started.elapsed().as_secs_f64();
+    let client_cpu_seconds = (process_cpu() - cpu_before).as_secs_f64();
     if let Some(failed) = reports.iter().find_map(|r| r.error.clone()) {
         return Err(Error::io(format!("benchmark client failed: {failed}")));
     }
-    let commits = match (commits_before, target.commits()?) {
-        (Some(before), Some(after)) => Some((after.0 - before.0, after.1 - before.1)),
+    let servers = match (servers_before, target.server_counters()?) {
+        (Some(before), Some(after)) => Some(after.since(&before)),
         _ => None,
     };
-    Ok(Some(BenchReport::new(
-        target.describe(),
-        plan,
-        &reports,
-        commits,
-        wall_seconds,
-    )))
+    let mut report = BenchReport::new(target.describe(), plan, &reports, servers, wall_seconds);
+    report.client_cpu_seconds = client_cpu_seconds;
+    Ok(Some(report))
 }
 
 /// One client's run. A failure is recorded and the client keeps meeting the barriers (without

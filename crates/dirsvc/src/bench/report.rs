@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use serde::Serialize;
 
-use super::{Balance, BenchPlan, Phase, RankReport};
+use super::{Balance, BenchPlan, Phase, RankReport, ServerCounters};
 use crate::client::stats::ProbeHistogram;
 
 #[derive(Clone, Debug, Serialize)]
@@ -45,9 +45,13 @@ pub struct BenchReport {
     pub phases: Vec<PhaseSummary>,
     pub probes: Option<ProbeHistogram>,
     pub balance: Vec<Balance>,
-    /// (group commits, requests committed) on all servers during the run.
-    pub commits: Option<(u64, u64)>,
+    /// What the servers did during the run.
+    pub servers: Option<ServerCounters>,
+    /// CPU time of this process (all client threads) during the run.
+    pub client_cpu_seconds: f64,
     pub wall_seconds: f64,
+    /// Cores of this machine.
+    pub cores: usize,
 }
 
 impl BenchReport {
@@ -55,7 +59,7 @@ impl BenchReport {
         target: String,
         plan: BenchPlan,
         reports: &[RankReport],
-        commits: Option<(u64, u64)>,
+        servers: Option<ServerCounters>,
         wall_seconds: f64,
     ) -> Self {
         let clients = reports.len();
@@ -90,8 +94,10 @@ impl BenchReport {
             phases,
             probes,
             balance: reports.iter().flat_map(|r| r.balance.clone()).collect(),
-            commits,
+            servers,
+            client_cpu_seconds: 0.0,
             wall_seconds,
+            cores: std::thread::available_parallelism().map_or(1, usize::from),
         }
     }
 
@@ -162,11 +168,24 @@ impl BenchReport {
                 balance.entries
             );
         }
-        if let Some((commits, mutations)) = self.commits {
+        if let Some(servers) = &self.servers {
+            let per_sync = servers.requests as f64 / servers.commits.max(1) as f64;
+            let sync_ms = servers.sync_seconds * 1e3 / servers.commits.max(1) as f64;
+            let syncing =
+                servers.sync_seconds / (self.wall_seconds * servers.servers.max(1) as f64);
             let _ = writeln!(
                 out,
-                "Group commit: {mutations} requests in {commits} journal syncs ({:.1} per sync)",
-                mutations as f64 / commits.max(1) as f64
+                "Group commit: {} requests in {} journal syncs ({per_sync:.1} per sync, {sync_ms:.2} ms \
+                 each; each writer syncing {:.0}% of the run)",
+                servers.requests,
+                servers.commits,
+                syncing * 100.0
+            );
+            let busy = (servers.cpu_seconds + self.client_cpu_seconds) / self.wall_seconds;
+            let _ = writeln!(
+                out,
+                "CPU: servers {:.1} s + clients {:.1} s in {:.1} s = {busy:.2} of {} cores busy",
+                servers.cpu_seconds, self.client_cpu_seconds, self.wall_seconds, self.cores
             );
         }
         out

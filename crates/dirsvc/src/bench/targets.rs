@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use std::sync::Arc;
 
-use super::{Balance, Phase};
+use super::{Balance, Phase, ServerCounters};
 use crate::client::stats::ProbeHistogram;
 use crate::client::{Client, FileKind, MkdirOptions, Owner};
 use crate::cluster::Cluster;
@@ -20,8 +20,8 @@ pub trait Target: Sync {
     /// Entries per partition once every client has created its files.
     fn balance(&self, iteration: usize) -> Result<Option<Balance>>;
     fn finish(&self, iteration: usize) -> Result<()>;
-    /// Group commits and committed requests on all servers so far.
-    fn commits(&self) -> Result<Option<(u64, u64)>>;
+    /// The servers' counters so far (summed over servers).
+    fn server_counters(&self) -> Result<Option<ServerCounters>>;
 }
 
 /// One client's connection.
@@ -143,15 +143,20 @@ impl Target for DirsvcTarget {
             .block_on(self.control.rmdir(root, name.as_bytes()))
     }
 
-    fn commits(&self) -> Result<Option<(u64, u64)>> {
+    fn server_counters(&self) -> Result<Option<ServerCounters>> {
         self.runtime.block_on(async {
-            let (mut commits, mut mutations) = (0, 0);
+            let mut total = ServerCounters {
+                servers: self.control.server_count() as usize,
+                ..ServerCounters::default()
+            };
             for server in 0..self.control.server_count() {
                 let ping = self.control.ping(server).await?;
-                commits += ping.commits;
-                mutations += ping.mutations;
+                total.commits += ping.commits;
+                total.requests += ping.mutations;
+                total.sync_seconds += ping.sync_micros as f64 / 1e6;
+                total.cpu_seconds += ping.cpu_micros as f64 / 1e6;
             }
-            Ok(Some((commits, mutations)))
+            Ok(Some(total))
         })
     }
 }
@@ -253,7 +258,7 @@ impl Target for PosixTarget {
         fs::remove_dir(&dir).map_err(|e| Error::io(format!("rmdir {}: {e}", dir.display())))
     }
 
-    fn commits(&self) -> Result<Option<(u64, u64)>> {
+    fn server_counters(&self) -> Result<Option<ServerCounters>> {
         Ok(None)
     }
 }

@@ -391,8 +391,16 @@ impl Core {
             pid: std::process::id(),
             commits: stats.commits,
             mutations: stats.mutations,
+            sync_micros: stats.sync_time.as_micros() as u64,
+            cpu_micros: process_cpu().as_micros() as u64,
         }
     }
+}
+
+/// CPU time this process has used so far.
+pub fn process_cpu() -> Duration {
+    let now = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
+    Duration::new(now.tv_sec as u64, now.tv_nsec as u32)
 }
 
 fn handled(refusal: Refusal) -> Handled {

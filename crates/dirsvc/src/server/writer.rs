@@ -46,6 +46,8 @@ pub struct Writer {
 pub struct CommitStats {
     pub commits: u64,
     pub mutations: u64,
+    /// Time spent in commits (almost all of it the journal fsync).
+    pub sync_time: Duration,
 }
 
 impl Writer {
@@ -116,6 +118,7 @@ fn run(
                 stats.send_modify(|s| {
                     s.commits += 1;
                     s.mutations += replies.len() as u64;
+                    s.sync_time += last_sync;
                 });
                 for (reply, outcome) in replies {
                     let _ = reply.send(outcome);
