@@ -20,7 +20,7 @@ Examples:
   canopy dirsvc create /big/a /big/b
   canopy dirsvc ls -l /big
   canopy dirsvc locate /big a                          which partition and server hold /big/a
-  canopy dirsvc bench --clients 8 --files 1000         mdtest-style shared-directory benchmark
+  canopy dirsvc bench --cluster /tmp/ds --clients 8    mdtest-style shared-directory benchmark
   canopy dirsvc stop --data /tmp/ds";
 
 /// Scalable distributed directories: metadata servers, GIGA+ partitioned directories, and an

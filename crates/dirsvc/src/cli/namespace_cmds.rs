@@ -28,6 +28,7 @@ Examples:
 pub struct MkdirArgs {
     #[command(flatten)]
     cluster: ClusterArg,
+    /// Path of the new directory
     path: String,
     /// Initially active partitions (0: all N, one per server)
     #[arg(long, default_value_t = 0)]
@@ -65,6 +66,7 @@ Examples:
 pub struct CreateArgs {
     #[command(flatten)]
     cluster: ClusterArg,
+    /// Paths of the new files
     #[arg(required = true)]
     paths: Vec<String>,
     /// Permission bits, octal
@@ -105,6 +107,7 @@ Examples:
 pub struct StatArgs {
     #[command(flatten)]
     cluster: ClusterArg,
+    /// Path of the entry
     path: String,
     /// Print JSON
     #[arg(long)]
@@ -223,6 +226,7 @@ Examples:
 pub struct LsArgs {
     #[command(flatten)]
     cluster: ClusterArg,
+    /// Directory to list
     #[arg(default_value = "/")]
     path: String,
     /// Long format: kind, mode, uid, gid, size, mtime, id, name
@@ -279,6 +283,7 @@ fn print_entry(entry: &DirEntry, long: bool) {
 pub struct RmArgs {
     #[command(flatten)]
     cluster: ClusterArg,
+    /// Files to remove
     #[arg(required = true)]
     paths: Vec<String>,
 }
@@ -303,6 +308,7 @@ pub fn rm(args: RmArgs) -> Result<()> {
 pub struct RmdirArgs {
     #[command(flatten)]
     cluster: ClusterArg,
+    /// Empty directories to remove
     #[arg(required = true)]
     paths: Vec<String>,
 }
@@ -330,7 +336,9 @@ Examples:
 pub struct MvArgs {
     #[command(flatten)]
     cluster: ClusterArg,
+    /// Entry to move
     source: String,
+    /// Its new path
     destination: String,
 }
 
@@ -357,7 +365,9 @@ Examples:
 pub struct LocateArgs {
     #[command(flatten)]
     cluster: ClusterArg,
+    /// Directory path
     dir: String,
+    /// Entry name in it (need not exist)
     name: String,
     /// Print JSON
     #[arg(long)]
