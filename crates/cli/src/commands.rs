@@ -15,6 +15,8 @@ pub struct Cli {
 pub enum Command {
     /// Search a tree in parallel with GNU find's expressions (-name, -size, -exec, -printf…).
     Find(canopy_tools::find::FindArgs),
+    /// Distributed directory service: servers, namespace operations, mdtest-style benchmark.
+    Dirsvc(canopy_dirsvc::cli::DirsvcArgs),
     /// Apply one file operation to a group of files across hosts and print the aggregated result.
     Group(canopy_group::cli::GroupArgs),
     /// Mirror a directory through FUSE with a fixed latency per request (emulates a parallel file
@@ -39,6 +41,7 @@ impl Command {
     pub fn run(self, cluster: &canopy_dist::Cluster) -> ExitCode {
         match self {
             Command::Find(args) => canopy_tools::find::run(args, cluster).into(),
+            Command::Dirsvc(args) => canopy_dirsvc::cli::run(args),
             Command::Group(args) => canopy_group::cli::run(args),
             Command::Latfs(args) => canopy_latfs::run(args),
             Command::Walk(args) => canopy_tools::walk::run(&args, cluster).into(),

@@ -1,0 +1,167 @@
+//! `canopy dirsvc bench`.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Args;
+
+use super::print_json;
+use crate::bench::targets::{DirsvcTarget, PosixTarget, Target};
+use crate::bench::team::ThreadTeam;
+use crate::bench::{self, BenchPlan, BenchReport};
+use crate::cluster::{Cluster, DEFAULT_SPLIT_THRESHOLD};
+use crate::error::{Error, Result};
+use crate::launcher::{self, ClusterPlan, ServerCommand, Started};
+
+/// mdtest-style benchmark: P clients create, stat and remove K files each in one shared directory
+#[derive(Args, Debug)]
+#[command(after_help = "\
+Like `mdtest -F -n K` (the seed's modified metarates): phases separated by barriers, a phase's
+rate = P x K / the slowest client's time, summarised over iterations as mdtest's SUMMARY rate
+table. Clients are threads, each with its own connections. Also prints the probes each operation
+needed, the entries per partition after creation, and how many requests each journal sync
+committed.
+
+Examples:
+  canopy dirsvc bench --servers 4 --clients 8 --files 1000
+  canopy dirsvc bench --servers 4 --partitions 1 --split-threshold 2000   GIGA+ growth from one
+  canopy dirsvc bench --servers 1 --partitions 1 --split-threshold 0      one partition (vanilla)
+  canopy dirsvc bench --cluster /tmp/ds --clients 16 --posix /var/tmp     plus the local baseline
+  canopy dirsvc bench --posix /var/tmp --posix-only --clients 4")]
+pub struct BenchArgs {
+    /// Run against this running cluster
+    #[arg(long, value_name = "DIR", conflicts_with = "servers")]
+    cluster: Option<PathBuf>,
+    /// Start a temporary cluster of N local servers for this run
+    #[arg(long, value_name = "N")]
+    servers: Option<usize>,
+    /// Directory of the temporary cluster (default: under $TMPDIR)
+    #[arg(long, value_name = "DIR", requires = "servers")]
+    data: Option<PathBuf>,
+    /// Leave the temporary cluster running, with its data
+    #[arg(long, requires = "servers")]
+    keep: bool,
+    /// Clients (P)
+    #[arg(short = 'p', long, default_value_t = 4)]
+    clients: usize,
+    /// Files per client (K)
+    #[arg(short = 'n', long, default_value_t = 1000)]
+    files: usize,
+    /// Iterations
+    #[arg(short = 'i', long, default_value_t = 3)]
+    iterations: usize,
+    /// Initially active partitions of the shared directory (0: all N)
+    #[arg(long, default_value_t = 0)]
+    partitions: u32,
+    /// Split threshold of the shared directory (0: never split)
+    #[arg(long, default_value_t = DEFAULT_SPLIT_THRESHOLD)]
+    split_threshold: u64,
+    /// Operations each dirsvc client keeps in flight (1: synchronous, as mdtest)
+    #[arg(long, default_value_t = 1)]
+    window: usize,
+    /// Also run the workload in a new directory under DIR on the local file system
+    #[arg(long, value_name = "DIR")]
+    posix: Option<PathBuf>,
+    /// Run only the local file system workload
+    #[arg(long, requires = "posix")]
+    posix_only: bool,
+    /// Print the reports as JSON
+    #[arg(long)]
+    json: bool,
+}
+
+/// A cluster this command started, stopped (and removed) when the run ends.
+struct TemporaryCluster {
+    cluster: Cluster,
+    started: Vec<Started>,
+    keep: bool,
+}
+
+impl Drop for TemporaryCluster {
+    fn drop(&mut self) {
+        if self.keep {
+            eprintln!("cluster left running in {}", self.cluster.dir.display());
+            return;
+        }
+        if let Err(e) = launcher::stop_cluster(&self.cluster, Duration::from_secs(10)) {
+            eprintln!("canopy dirsvc: stopping the temporary cluster: {e}");
+        }
+        for server in &mut self.started {
+            let _ = server.child.wait();
+        }
+        let _ = std::fs::remove_dir_all(&self.cluster.dir);
+    }
+}
+
+pub fn bench(args: BenchArgs) -> Result<()> {
+    if args.clients == 0 || args.files == 0 || args.iterations == 0 {
+        return Err(Error::invalid(
+            "clients, files and iterations must be at least 1",
+        ));
+    }
+    let plan = BenchPlan {
+        files_per_client: args.files,
+        iterations: args.iterations,
+    };
+    let team = ThreadTeam { size: args.clients };
+    let mut reports: Vec<BenchReport> = Vec::new();
+    let mut temporary = None;
+    if !args.posix_only {
+        let cluster = match (&args.cluster, args.servers) {
+            (Some(dir), _) => Cluster::load(dir)?,
+            (None, Some(servers)) => {
+                let dir = args.data.clone().unwrap_or_else(|| {
+                    std::env::temp_dir().join(format!("canopy-dirsvc-bench-{}", std::process::id()))
+                });
+                let cluster_plan = ClusterPlan {
+                    servers,
+                    base_port: None,
+                    root_partitions: servers as u32,
+                    split_threshold: DEFAULT_SPLIT_THRESHOLD,
+                };
+                let (cluster, started) = launcher::start_cluster(
+                    &dir,
+                    &cluster_plan,
+                    &ServerCommand::current_canopy()?,
+                )?;
+                let running = TemporaryCluster {
+                    cluster: cluster.clone(),
+                    started,
+                    keep: args.keep,
+                };
+                temporary = Some(running);
+                cluster
+            }
+            (None, None) => {
+                return Err(Error::invalid(
+                    "give --cluster DIR (a running cluster) or --servers N (a temporary one)",
+                ));
+            }
+        };
+        let target =
+            DirsvcTarget::new(&cluster, args.partitions, args.split_threshold, args.window)?;
+        reports.extend(run_and_show(&target, &team, plan, args.json)?);
+    }
+    if let Some(base) = &args.posix {
+        let target = PosixTarget { base: base.clone() };
+        reports.extend(run_and_show(&target, &team, plan, args.json)?);
+    }
+    drop(temporary);
+    if args.json {
+        print_json(&reports);
+    }
+    Ok(())
+}
+
+fn run_and_show(
+    target: &dyn Target,
+    team: &ThreadTeam,
+    plan: BenchPlan,
+    json: bool,
+) -> Result<Option<BenchReport>> {
+    let report = bench::run(target, team, plan)?;
+    if let (Some(report), false) = (&report, json) {
+        println!("{}", report.render());
+    }
+    Ok(report)
+}

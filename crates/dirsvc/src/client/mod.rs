@@ -1,0 +1,481 @@
+//! The client library: talks to every server directly, caches each directory's partition table
+//! and bitmap, and routes each name to its partition itself (OrangeFS's design: the servers never
+//! forward). A server that gets a name outside its hash space answers with its bitmap; the client
+//! merges it with a fresh copy from the directory's metadata object and retries — two probes at
+//! most unless another split intervenes.
+//!
+//! The API is async and works on directory ids, which is what a FUSE mount needs (inode = id);
+//! `resolve` maps slash-separated paths onto ids for the CLI.
+
+mod namespace;
+mod readdir;
+pub mod stats;
+pub mod types;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use crate::cluster::Cluster;
+use crate::error::{Error, ErrorKind, Result};
+use crate::ids::{ROOT_ID, home_server};
+use crate::mapping::{Bitmap, name_hash, tree_height};
+use crate::names::validate_name;
+use crate::proto::{
+    Attrs, CreateRequest, DirMeta, DirRequest, FailureKind, LookupRequest, PartitionRef,
+    PartitionStat, PingReply, PingRequest, UnlinkRequest,
+};
+use crate::transport::{RpcClient, connect_lazy};
+
+pub use self::readdir::DirLister;
+use self::stats::{ProbeHistogram, ProbeStats};
+pub use self::types::{Attributes, DirEntry, FileKind, MkdirOptions, Owner};
+
+/// Redirects tolerated before giving up: each one means a split happened under the operation.
+const MAX_PROBES: u32 = 16;
+
+/// What the client knows about a directory: its metadata object, bitmap possibly behind.
+#[derive(Clone, Debug)]
+pub struct DirInfo {
+    pub id: u64,
+    pub parent: u64,
+    pub attrs: Attributes,
+    /// Partition index → server index.
+    pub servers: Vec<u32>,
+    pub bitmap: Bitmap,
+    pub split_threshold: u64,
+    pub initial_partitions: u32,
+}
+
+impl DirInfo {
+    fn from_meta(meta: &DirMeta) -> Result<Self> {
+        let partitions = meta.servers.len() as u32;
+        let bitmap = Bitmap::from_bytes(partitions, &meta.bitmap)
+            .map_err(|e| Error::new(ErrorKind::Protocol, format!("directory bitmap: {e}")))?;
+        Ok(Self {
+            id: meta.id,
+            parent: meta.parent,
+            attrs: Attributes::from_proto(meta.attrs.as_ref())?,
+            servers: meta.servers.clone(),
+            bitmap,
+            split_threshold: meta.split_threshold,
+            initial_partitions: meta.initial_partitions,
+        })
+    }
+}
+
+/// Where a name lives: what `canopy dirsvc locate` prints.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Placement {
+    pub hash: u64,
+    pub partitions: u32,
+    pub tree_height: u32,
+    pub bitmap: String,
+    pub partition: u32,
+    pub level: u32,
+    pub server: u32,
+    pub address: String,
+}
+
+/// A resolved path.
+#[derive(Clone, Debug)]
+pub struct Resolved {
+    pub id: u64,
+    pub attrs: Attributes,
+}
+
+pub struct Client {
+    cluster: Cluster,
+    servers: Vec<RpcClient>,
+    dirs: Mutex<HashMap<u64, Arc<DirInfo>>>,
+    stats: ProbeStats,
+}
+
+enum Routed {
+    Create {
+        attrs: Attrs,
+        id: u64,
+        replace_id: u64,
+    },
+    Lookup,
+    Unlink {
+        expect_id: u64,
+        directory: bool,
+    },
+}
+
+impl Client {
+    /// A client of `cluster`; connections open on first use. Call it inside a tokio runtime
+    /// (the one that will drive the client).
+    pub fn connect(cluster: &Cluster) -> Self {
+        Self {
+            servers: cluster
+                .config
+                .servers
+                .iter()
+                .map(|&addr| connect_lazy(addr, &cluster.secret))
+                .collect(),
+            cluster: cluster.clone(),
+            dirs: Mutex::new(HashMap::new()),
+            stats: ProbeStats::default(),
+        }
+    }
+
+    pub fn cluster(&self) -> &Cluster {
+        &self.cluster
+    }
+
+    pub fn server_count(&self) -> u32 {
+        self.servers.len() as u32
+    }
+
+    pub fn root(&self) -> u64 {
+        ROOT_ID
+    }
+
+    /// Probes per name-routed operation so far.
+    pub fn probe_histogram(&self) -> ProbeHistogram {
+        self.stats.snapshot()
+    }
+
+    pub(crate) fn rpc(&self, server: u32) -> Result<RpcClient> {
+        self.servers.get(server as usize).cloned().ok_or_else(|| {
+            Error::new(
+                ErrorKind::Protocol,
+                format!(
+                    "server {server} is not in this {}-server cluster",
+                    self.servers.len()
+                ),
+            )
+        })
+    }
+
+    pub(crate) fn status_error(&self, server: u32, status: &tonic::Status) -> Error {
+        let address = self
+            .cluster
+            .config
+            .servers
+            .get(server as usize)
+            .map_or_else(|| "?".to_string(), ToString::to_string);
+        Error::from_status(&format!("{server} ({address})"), status)
+    }
+
+    pub async fn ping(&self, server: u32) -> Result<PingReply> {
+        Ok(self
+            .rpc(server)?
+            .ping(PingRequest {})
+            .await
+            .map_err(|s| self.status_error(server, &s))?
+            .into_inner())
+    }
+
+    /// The directory's information, from the cache when present.
+    pub async fn dir_info(&self, dir: u64) -> Result<Arc<DirInfo>> {
+        if let Some(info) = self.dirs.lock().expect("dir cache").get(&dir) {
+            return Ok(Arc::clone(info));
+        }
+        self.fetch_dir(dir).await
+    }
+
+    /// The directory's information fresh from its metadata object (merged with what the cache
+    /// knew, since bitmaps only grow).
+    pub async fn fetch_dir(&self, dir: u64) -> Result<Arc<DirInfo>> {
+        let server = home_server(dir);
+        let reply = self
+            .rpc(server)?
+            .get_dir(DirRequest { dir })
+            .await
+            .map_err(|s| self.status_error(server, &s))?
+            .into_inner();
+        if let Some(failure) = reply.failure {
+            self.forget_dir(dir);
+            return Err(Error::from_failure(&failure));
+        }
+        let meta = reply
+            .meta
+            .ok_or_else(|| Error::new(ErrorKind::Protocol, "directory reply without metadata"))?;
+        Ok(self.remember(DirInfo::from_meta(&meta)?))
+    }
+
+    fn remember(&self, mut info: DirInfo) -> Arc<DirInfo> {
+        let mut dirs = self.dirs.lock().expect("dir cache");
+        if let Some(known) = dirs.get(&info.id) {
+            info.bitmap.merge(&known.bitmap);
+        }
+        let info = Arc::new(info);
+        dirs.insert(info.id, Arc::clone(&info));
+        info
+    }
+
+    pub(crate) fn forget_dir(&self, dir: u64) {
+        self.dirs.lock().expect("dir cache").remove(&dir);
+    }
+
+    /// After a redirect: the metadata object's bitmap plus the answering partition's.
+    async fn refresh(&self, dir: u64, hint: &[u8]) -> Result<Arc<DirInfo>> {
+        self.stats.record_refresh();
+        let fresh = self.fetch_dir(dir).await?;
+        let Ok(hint) = Bitmap::from_bytes(fresh.bitmap.partitions(), hint) else {
+            return Ok(fresh);
+        };
+        let mut info = (*fresh).clone();
+        info.bitmap.merge(&hint);
+        Ok(self.remember(info))
+    }
+
+    /// Sends a name-routed request to the partition the cached bitmap names, following redirects.
+    async fn route(&self, dir: u64, name: &[u8], op: &Routed) -> Result<DirEntry> {
+        validate_name(name)?;
+        let hash = name_hash(name);
+        let mut info = self.dir_info(dir).await?;
+        let mut probes = 0;
+        loop {
+            let partition = info.bitmap.partition_for(hash);
+            let server = info.servers[partition as usize];
+            let at = Some(PartitionRef { dir, partition });
+            let name = name.to_vec();
+            let mut rpc = self.rpc(server)?;
+            probes += 1;
+            let reply = match *op {
+                Routed::Create {
+                    attrs,
+                    id,
+                    replace_id,
+                } => {
+                    let request = CreateRequest {
+                        at,
+                        name,
+                        attrs: Some(attrs),
+                        id,
+                        replace_id,
+                    };
+                    rpc.create(request).await
+                }
+                Routed::Lookup => rpc.lookup(LookupRequest { at, name }).await,
+                Routed::Unlink {
+                    expect_id,
+                    directory,
+                } => {
+                    let request = UnlinkRequest {
+                        at,
+                        name,
+                        expect_id,
+                        directory,
+                    };
+                    rpc.unlink(request).await
+                }
+            }
+            .map_err(|s| self.status_error(server, &s))?
+            .into_inner();
+            match reply.failure {
+                None => {
+                    self.stats.record(probes);
+                    let entry = reply
+                        .entry
+                        .ok_or_else(|| Error::new(ErrorKind::Protocol, "reply without entry"))?;
+                    return DirEntry::from_proto(entry);
+                }
+                Some(failure) if failure.kind() == FailureKind::WrongPartition => {
+                    if probes >= MAX_PROBES {
+                        return Err(Error::new(
+                            ErrorKind::Busy,
+                            format!("no partition accepted the name after {probes} probes"),
+                        ));
+                    }
+                    info = self.refresh(dir, &failure.bitmap).await?;
+                }
+                Some(failure) => {
+                    self.stats.record(probes);
+                    return Err(Error::from_failure(&failure));
+                }
+            }
+        }
+    }
+
+    /// Creates a file (or symlink entry) named `name` in directory `dir`.
+    pub async fn create(
+        &self,
+        dir: u64,
+        name: &[u8],
+        kind: FileKind,
+        owner: Owner,
+    ) -> Result<DirEntry> {
+        if kind == FileKind::Directory {
+            return Err(Error::invalid("use mkdir to create directories"));
+        }
+        let attrs = Attrs {
+            kind: kind.to_proto() as i32,
+            mode: owner.mode,
+            uid: owner.uid,
+            gid: owner.gid,
+            ..Attrs::default()
+        };
+        let op = Routed::Create {
+            attrs,
+            id: 0,
+            replace_id: 0,
+        };
+        self.route(dir, name, &op).await
+    }
+
+    /// Looks `name` up in directory `dir` (stat).
+    pub async fn lookup(&self, dir: u64, name: &[u8]) -> Result<DirEntry> {
+        self.route(dir, name, &Routed::Lookup).await
+    }
+
+    /// Removes a non-directory entry.
+    pub async fn unlink(&self, dir: u64, name: &[u8]) -> Result<DirEntry> {
+        let op = Routed::Unlink {
+            expect_id: 0,
+            directory: false,
+        };
+        self.route(dir, name, &op).await
+    }
+
+    /// Lists a directory page by page; complete and duplicate-free even while partitions split.
+    pub fn list(&self, dir: u64) -> DirLister<'_> {
+        DirLister::new(self, dir)
+    }
+
+    /// Every entry of a directory (see `list`).
+    pub async fn read_dir(&self, dir: u64) -> Result<Vec<DirEntry>> {
+        let mut lister = self.list(dir);
+        let mut all = Vec::new();
+        while let Some(page) = lister.next_page().await? {
+            all.extend(page);
+        }
+        Ok(all)
+    }
+
+    /// Per-partition counts and levels of a directory, from every server.
+    pub async fn partition_stats(&self, dir: u64) -> Result<Vec<PartitionStat>> {
+        let mut all = Vec::new();
+        for server in 0..self.server_count() {
+            let reply = self
+                .rpc(server)?
+                .partition_stats(DirRequest { dir })
+                .await
+                .map_err(|s| self.status_error(server, &s))?
+                .into_inner();
+            if let Some(failure) = reply.failure {
+                return Err(Error::from_failure(&failure));
+            }
+            all.extend(reply.partitions);
+        }
+        all.sort_by_key(|p| p.partition);
+        Ok(all)
+    }
+
+    /// Every entry one partition holds right now (diagnostics and placement checks).
+    pub async fn partition_entries(&self, dir: u64, partition: u32) -> Result<Vec<DirEntry>> {
+        let info = self.dir_info(dir).await?;
+        let server = *info
+            .servers
+            .get(partition as usize)
+            .ok_or_else(|| Error::invalid(format!("directory has no partition {partition}")))?;
+        let mut after = Vec::new();
+        let mut all = Vec::new();
+        loop {
+            let request = crate::proto::ReadPartitionRequest {
+                at: Some(PartitionRef { dir, partition }),
+                after: after.clone(),
+                limit: 0,
+            };
+            let reply = self
+                .rpc(server)?
+                .read_partition(request)
+                .await
+                .map_err(|s| self.status_error(server, &s))?
+                .into_inner();
+            if let Some(failure) = reply.failure {
+                return Err(Error::from_failure(&failure));
+            }
+            if let Some(last) = reply.entries.last() {
+                after = last.name.clone();
+            }
+            for entry in reply.entries {
+                all.push(DirEntry::from_proto(entry)?);
+            }
+            if !reply.more {
+                return Ok(all);
+            }
+        }
+    }
+
+    /// Where `name` lives in directory `dir`, by the metadata object's current bitmap.
+    pub async fn locate(&self, dir: u64, name: &[u8]) -> Result<Placement> {
+        validate_name(name)?;
+        let info = self.fetch_dir(dir).await?;
+        let hash = name_hash(name);
+        let partition = info.bitmap.partition_for(hash);
+        let server = info.servers[partition as usize];
+        Ok(Placement {
+            hash,
+            partitions: info.bitmap.partitions(),
+            tree_height: tree_height(info.bitmap.partitions()),
+            bitmap: info.bitmap.render(),
+            partition,
+            level: info.bitmap.level(partition),
+            server,
+            address: self.cluster.config.servers[server as usize].to_string(),
+        })
+    }
+
+    /// Resolves a slash-separated path from the root.
+    pub async fn resolve(&self, path: &str) -> Result<Resolved> {
+        let mut current = Resolved {
+            id: ROOT_ID,
+            attrs: self.dir_info(ROOT_ID).await?.attrs,
+        };
+        let mut walked = String::new();
+        for component in path.split('/').filter(|c| !c.is_empty() && *c != ".") {
+            if current.attrs.kind != FileKind::Directory {
+                return Err(Error::new(
+                    ErrorKind::NotDirectory,
+                    format!("{walked} is not a directory"),
+                ));
+            }
+            walked.push('/');
+            walked.push_str(component);
+            let entry = self
+                .lookup(current.id, component.as_bytes())
+                .await
+                .map_err(|e| {
+                    if e.kind == ErrorKind::NotFound {
+                        Error::new(
+                            ErrorKind::NotFound,
+                            format!("{walked}: no such file or directory"),
+                        )
+                    } else {
+                        e
+                    }
+                })?;
+            current = Resolved {
+                id: entry.id,
+                attrs: entry.attrs,
+            };
+        }
+        Ok(current)
+    }
+
+    /// Resolves a path that must name a directory.
+    pub async fn resolve_dir(&self, path: &str) -> Result<u64> {
+        let resolved = self.resolve(path).await?;
+        if resolved.attrs.kind != FileKind::Directory {
+            return Err(Error::new(
+                ErrorKind::NotDirectory,
+                format!("{path} is not a directory"),
+            ));
+        }
+        Ok(resolved.id)
+    }
+
+    /// The directory id and final name of a path (its parent must exist).
+    pub async fn resolve_parent<'p>(&self, path: &'p str) -> Result<(u64, &'p str)> {
+        let trimmed = path.trim_end_matches('/');
+        let (parent, name) = trimmed.rsplit_once('/').unwrap_or(("", trimmed));
+        if name.is_empty() {
+            return Err(Error::invalid(format!("{path} names no entry")));
+        }
+        Ok((self.resolve_dir(parent).await?, name))
+    }
+}

@@ -1,0 +1,717 @@
+//! How each mutation changes the store, inside the writer's current transaction. Every mutation
+//! checks everything first and writes only when it will succeed, so a refused request leaves the
+//! transaction — and the store — as it was.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use fjall::{Readable, SingleWriterWriteTx};
+use prost::Message;
+
+use super::mutation::{Mutation, Outcome, PartKey, Refusal, SplitPlan, failure, wrong_partition};
+use super::store::{
+    self, IDENTITY_KEY, NEXT_SEQ_KEY, Store, StoreError, dir_key, entry_key, part_key,
+};
+use crate::ids::{ROOT_ID, home_server, make_id, now_ns};
+use crate::mapping::{Bitmap, name_hash, owns};
+use crate::proto::{
+    Attrs, DirMeta, Entry, EntryRecord, FailureKind, Kind, PartitionRecord, ServerIdentity,
+};
+
+/// One group commit in the making: the open transaction plus the partition records it touched.
+pub struct Batch<'a> {
+    store: &'a Store,
+    tx: SingleWriterWriteTx<'a>,
+    index: u32,
+    next_seq: &'a mut u64,
+    seq_dirty: bool,
+    parts: BTreeMap<PartKey, Option<PartitionRecord>>,
+    dirty: BTreeSet<PartKey>,
+    /// Splits that finished in this batch (waiters are woken after the commit).
+    pub splits_finished: usize,
+}
+
+impl<'a> Batch<'a> {
+    pub fn new(store: &'a Store, index: u32, next_seq: &'a mut u64) -> Self {
+        Self {
+            store,
+            tx: store.durable_tx(),
+            index,
+            next_seq,
+            seq_dirty: false,
+            parts: BTreeMap::new(),
+            dirty: BTreeSet::new(),
+            splits_finished: 0,
+        }
+    }
+
+    /// Writes the touched partition records and the id counter, then commits and syncs.
+    /// Returns the partitions that may now need a split.
+    pub fn commit(mut self) -> Result<Vec<PartKey>, StoreError> {
+        let mut candidates = Vec::new();
+        for key in std::mem::take(&mut self.dirty) {
+            match &self.parts[&key] {
+                Some(record) => {
+                    self.tx.insert(
+                        &self.store.parts,
+                        part_key(key.0, key.1),
+                        record.encode_to_vec(),
+                    );
+                    if wants_split(record) {
+                        candidates.push(key);
+                    }
+                }
+                None => self.tx.remove(&self.store.parts, part_key(key.0, key.1)),
+            }
+        }
+        if self.seq_dirty {
+            self.tx.insert(
+                &self.store.server,
+                NEXT_SEQ_KEY,
+                self.next_seq.to_le_bytes().to_vec(),
+            );
+        }
+        self.tx.commit()?;
+        Ok(candidates)
+    }
+
+    pub fn apply(&mut self, mutation: Mutation) -> Result<Outcome, Refusal> {
+        match mutation {
+            Mutation::Format {
+                index,
+                servers,
+                root_partitions,
+                split_threshold,
+            } => self.format(index, servers, root_partitions, split_threshold),
+            Mutation::Create {
+                at,
+                name,
+                hash,
+                attrs,
+                id,
+                replace_id,
+            } => self.create(at, &name, hash, attrs, id, replace_id),
+            Mutation::Unlink {
+                at,
+                name,
+                hash,
+                expect_id,
+                directory,
+            } => self.unlink(at, &name, hash, expect_id, directory),
+            Mutation::Rename {
+                from,
+                from_name,
+                from_hash,
+                to,
+                to_name,
+                to_hash,
+                expect_id,
+                replace_id,
+            } => self.rename(
+                (from, &from_name, from_hash),
+                (to, &to_name, to_hash),
+                expect_id,
+                replace_id,
+            ),
+            Mutation::CreateDir {
+                parent,
+                attrs,
+                initial_partitions,
+                split_threshold,
+            } => self.create_dir(parent, attrs, initial_partitions, split_threshold),
+            Mutation::RemoveDir { dir } => {
+                let meta = self.dir(dir)?;
+                self.tx.remove(&self.store.dirs, dir_key(dir));
+                Ok(Outcome::Dir(meta))
+            }
+            Mutation::MergeBitmap { dir, bitmap } => {
+                let mut meta = self.dir(dir)?;
+                let mut merged = stored_bitmap(meta.servers.len() as u32, &meta.bitmap)?;
+                if bitmap.partitions() != merged.partitions() {
+                    return Err(failure(
+                        FailureKind::Changed,
+                        "bitmap is for a different number of partitions",
+                    ));
+                }
+                merged.merge(&bitmap);
+                meta.bitmap = merged.as_bytes().to_vec();
+                self.put_dir(&meta);
+                Ok(Outcome::Dir(meta))
+            }
+            Mutation::SetParent { dir, parent } => {
+                let mut meta = self.dir(dir)?;
+                meta.parent = parent;
+                self.put_dir(&meta);
+                Ok(Outcome::Dir(meta))
+            }
+            Mutation::InitPartitions { meta } => self.init_partitions(&meta),
+            Mutation::Seal { at, seal } => self.seal(at, seal),
+            Mutation::DropPartition { at } => self.drop_partition(at),
+            Mutation::InstallSplit {
+                at,
+                reset,
+                entries,
+                activate,
+                bitmap,
+            } => self.install_split(at, reset, entries, activate, &bitmap),
+            Mutation::SplitBegin { at } => self.split_begin(at),
+            Mutation::SplitFinish { at } => self.split_finish(at),
+            Mutation::SplitAbort { at } => {
+                let Some(mut record) = self.partition(at)? else {
+                    return Ok(Outcome::AlreadyDone);
+                };
+                record.splitting_to = 0;
+                self.put_partition(at, Some(record));
+                self.splits_finished += 1;
+                Ok(Outcome::Done)
+            }
+        }
+    }
+
+    fn format(
+        &mut self,
+        index: u32,
+        servers: u32,
+        root_partitions: u32,
+        split_threshold: u64,
+    ) -> Result<Outcome, Refusal> {
+        let wanted = ServerIdentity { index, servers };
+        if let Some(existing) = store::get_identity(&self.tx, self.store).map_err(internal)? {
+            if existing != wanted {
+                return Err(failure(
+                    FailureKind::Changed,
+                    format!(
+                        "this store belongs to server {} of a {}-server cluster, not server {index} of {servers}",
+                        existing.index, existing.servers
+                    ),
+                ));
+            }
+            return Ok(Outcome::AlreadyDone);
+        }
+        self.tx
+            .insert(&self.store.server, IDENTITY_KEY, wanted.encode_to_vec());
+        let now = now_ns();
+        let attrs = Attrs {
+            kind: Kind::Directory as i32,
+            mode: 0o755,
+            atime_ns: now,
+            mtime_ns: now,
+            ctime_ns: now,
+            ..Attrs::default()
+        };
+        let root = DirMeta {
+            id: ROOT_ID,
+            parent: ROOT_ID,
+            attrs: Some(attrs),
+            servers: (0..servers).collect(),
+            bitmap: Bitmap::initial(servers, root_partitions)
+                .as_bytes()
+                .to_vec(),
+            split_threshold,
+            initial_partitions: root_partitions,
+        };
+        if index == home_server(ROOT_ID) {
+            self.put_dir(&root);
+            *self.next_seq = (*self.next_seq).max(ROOT_ID + 1);
+            self.seq_dirty = true;
+        }
+        self.init_partitions(&root)?;
+        Ok(Outcome::Done)
+    }
+
+    fn create(
+        &mut self,
+        at: PartKey,
+        name: &[u8],
+        hash: u64,
+        mut attrs: Attrs,
+        id: u64,
+        replace_id: u64,
+    ) -> Result<Outcome, Refusal> {
+        let mut record = self.routed(at, hash)?;
+        let existing = self.entry(at, name)?;
+        check_replace(existing.as_ref(), replace_id, name)?;
+        let id = if id == 0 {
+            let now = now_ns();
+            attrs.atime_ns = now;
+            attrs.mtime_ns = now;
+            attrs.ctime_ns = now;
+            self.allocate_id()
+        } else {
+            id
+        };
+        let record_bytes = EntryRecord {
+            id,
+            attrs: Some(attrs),
+        }
+        .encode_to_vec();
+        self.tx.insert(
+            &self.store.entries,
+            entry_key(at.0, at.1, name),
+            record_bytes,
+        );
+        if existing.is_none() {
+            record.entries += 1;
+            self.put_partition(at, Some(record));
+        }
+        Ok(Outcome::Entry(Entry {
+            name: name.to_vec(),
+            id,
+            attrs: Some(attrs),
+        }))
+    }
+
+    fn unlink(
+        &mut self,
+        at: PartKey,
+        name: &[u8],
+        hash: u64,
+        expect_id: u64,
+        directory: bool,
+    ) -> Result<Outcome, Refusal> {
+        let mut record = self.routed(at, hash)?;
+        let Some(existing) = self.entry(at, name)? else {
+            return Err(not_found(name));
+        };
+        if expect_id != 0 && existing.id != expect_id {
+            return Err(failure(
+                FailureKind::Changed,
+                format!("{} was replaced meanwhile", shown(name)),
+            ));
+        }
+        let is_dir = existing.attrs.as_ref().map(Attrs::kind) == Some(Kind::Directory);
+        if directory && !is_dir {
+            return Err(failure(
+                FailureKind::NotDirectory,
+                format!("{} is not a directory", shown(name)),
+            ));
+        }
+        if !directory && is_dir {
+            return Err(failure(
+                FailureKind::IsDirectory,
+                format!("{} is a directory", shown(name)),
+            ));
+        }
+        self.tx
+            .remove(&self.store.entries, entry_key(at.0, at.1, name));
+        record.entries = record.entries.saturating_sub(1);
+        self.put_partition(at, Some(record));
+        Ok(Outcome::Entry(Entry {
+            name: name.to_vec(),
+            id: existing.id,
+            attrs: existing.attrs,
+        }))
+    }
+
+    fn rename(
+        &mut self,
+        (from, from_name, from_hash): (PartKey, &[u8], u64),
+        (to, to_name, to_hash): (PartKey, &[u8], u64),
+        expect_id: u64,
+        replace_id: u64,
+    ) -> Result<Outcome, Refusal> {
+        self.routed(from, from_hash)?;
+        self.routed(to, to_hash)?;
+        let Some(mut moving) = self.entry(from, from_name)? else {
+            return Err(not_found(from_name));
+        };
+        if expect_id != 0 && moving.id != expect_id {
+            return Err(failure(
+                FailureKind::Changed,
+                format!("{} was replaced meanwhile", shown(from_name)),
+            ));
+        }
+        let existing = self.entry(to, to_name)?;
+        check_replace(existing.as_ref(), replace_id, to_name)?;
+        if let Some(attrs) = moving.attrs.as_mut() {
+            attrs.ctime_ns = now_ns();
+        }
+        self.tx
+            .remove(&self.store.entries, entry_key(from.0, from.1, from_name));
+        self.tx.insert(
+            &self.store.entries,
+            entry_key(to.0, to.1, to_name),
+            moving.encode_to_vec(),
+        );
+        self.adjust_count(from, -1)?;
+        if existing.is_none() {
+            self.adjust_count(to, 1)?;
+        }
+        Ok(Outcome::Entry(Entry {
+            name: to_name.to_vec(),
+            id: moving.id,
+            attrs: moving.attrs,
+        }))
+    }
+
+    fn create_dir(
+        &mut self,
+        parent: u64,
+        mut attrs: Attrs,
+        initial_partitions: u32,
+        split_threshold: u64,
+    ) -> Result<Outcome, Refusal> {
+        let servers = self.servers()?;
+        let now = now_ns();
+        attrs.kind = Kind::Directory as i32;
+        attrs.atime_ns = now;
+        attrs.mtime_ns = now;
+        attrs.ctime_ns = now;
+        let initial = if initial_partitions == 0 {
+            servers
+        } else {
+            initial_partitions.min(servers)
+        };
+        let meta = DirMeta {
+            id: self.allocate_id(),
+            parent,
+            attrs: Some(attrs),
+            // Rotate the table so each directory's partition 0 lives with its metadata object.
+            servers: (0..servers).map(|i| (self.index + i) % servers).collect(),
+            bitmap: Bitmap::initial(servers, initial).as_bytes().to_vec(),
+            split_threshold,
+            initial_partitions: initial,
+        };
+        self.put_dir(&meta);
+        Ok(Outcome::Dir(meta))
+    }
+
+    fn init_partitions(&mut self, meta: &DirMeta) -> Result<Outcome, Refusal> {
+        let mut created = false;
+        for (index, &server) in meta.servers.iter().enumerate() {
+            let at = (meta.id, index as u32);
+            if server != self.index || self.partition(at)?.is_some() {
+                continue;
+            }
+            let record = PartitionRecord {
+                dir: meta.id,
+                index: index as u32,
+                servers: meta.servers.clone(),
+                bitmap: meta.bitmap.clone(),
+                split_threshold: meta.split_threshold,
+                entries: 0,
+                sealed: false,
+                splitting_to: 0,
+            };
+            self.put_partition(at, Some(record));
+            created = true;
+        }
+        Ok(if created {
+            Outcome::Done
+        } else {
+            Outcome::AlreadyDone
+        })
+    }
+
+    fn seal(&mut self, at: PartKey, seal: bool) -> Result<Outcome, Refusal> {
+        let Some(mut record) = self.partition(at)? else {
+            return Err(no_partition(at));
+        };
+        if seal {
+            if record.splitting_to != 0 {
+                return Err(failure(
+                    FailureKind::Busy,
+                    "a split of this partition is in progress",
+                ));
+            }
+            if record.entries > 0 {
+                return Err(failure(
+                    FailureKind::NotEmpty,
+                    format!(
+                        "directory is not empty ({} entries in partition {})",
+                        record.entries, at.1
+                    ),
+                ));
+            }
+        }
+        if record.sealed == seal {
+            return Ok(Outcome::AlreadyDone);
+        }
+        record.sealed = seal;
+        self.put_partition(at, Some(record));
+        Ok(Outcome::Done)
+    }
+
+    fn drop_partition(&mut self, at: PartKey) -> Result<Outcome, Refusal> {
+        let Some(record) = self.partition(at)? else {
+            return Ok(Outcome::AlreadyDone);
+        };
+        if !record.sealed || record.entries > 0 {
+            return Err(failure(
+                FailureKind::Busy,
+                "only an empty, sealed partition can be dropped (rmdir seals first)",
+            ));
+        }
+        self.put_partition(at, None);
+        Ok(Outcome::Done)
+    }
+
+    fn install_split(
+        &mut self,
+        at: PartKey,
+        reset: bool,
+        entries: Vec<Entry>,
+        activate: bool,
+        bitmap: &Bitmap,
+    ) -> Result<Outcome, Refusal> {
+        let Some(mut record) = self.partition(at)? else {
+            return Err(no_partition(at));
+        };
+        let mut local = stored_bitmap(record.servers.len() as u32, &record.bitmap)?;
+        if local.get(u64::from(at.1)) {
+            return Ok(Outcome::AlreadyDone);
+        }
+        if record.sealed {
+            return Err(failure(FailureKind::Busy, "directory is being removed"));
+        }
+        if reset {
+            for (name, _) in
+                store::scan_partition(&self.tx, self.store, at.0, at.1).map_err(internal)?
+            {
+                self.tx
+                    .remove(&self.store.entries, entry_key(at.0, at.1, &name));
+            }
+            record.entries = 0;
+        }
+        for entry in entries {
+            let key = entry_key(at.0, at.1, &entry.name);
+            if !self
+                .tx
+                .contains_key(&self.store.entries, &key)
+                .map_err(|e| internal(e.into()))?
+            {
+                record.entries += 1;
+            }
+            let value = EntryRecord {
+                id: entry.id,
+                attrs: entry.attrs,
+            };
+            self.tx
+                .insert(&self.store.entries, key, value.encode_to_vec());
+        }
+        if activate {
+            local.merge(bitmap);
+            local.set(at.1);
+            record.bitmap = local.as_bytes().to_vec();
+        }
+        self.put_partition(at, Some(record));
+        Ok(Outcome::Done)
+    }
+
+    fn split_begin(&mut self, at: PartKey) -> Result<Outcome, Refusal> {
+        let Some(mut record) = self.partition(at)? else {
+            return Ok(Outcome::NoSplit);
+        };
+        if !wants_split(&record) {
+            return Ok(Outcome::NoSplit);
+        }
+        let bitmap = stored_bitmap(record.servers.len() as u32, &record.bitmap)?;
+        let Some(child) = bitmap.split_child(at.1) else {
+            return Ok(Outcome::NoSplit);
+        };
+        record.splitting_to = child;
+        let plan = split_plan(&record)?;
+        self.put_partition(at, Some(record));
+        Ok(Outcome::Split(plan))
+    }
+
+    fn split_finish(&mut self, at: PartKey) -> Result<Outcome, Refusal> {
+        let Some(mut record) = self.partition(at)? else {
+            return Ok(Outcome::AlreadyDone);
+        };
+        if record.splitting_to == 0 {
+            return Ok(Outcome::AlreadyDone);
+        }
+        let child = record.splitting_to;
+        let mut bitmap = stored_bitmap(record.servers.len() as u32, &record.bitmap)?;
+        let level = bitmap.level(at.1);
+        let mut moved = 0;
+        for (name, _) in
+            store::scan_partition(&self.tx, self.store, at.0, at.1).map_err(internal)?
+        {
+            if owns(child, level + 1, name_hash(&name)) {
+                self.tx
+                    .remove(&self.store.entries, entry_key(at.0, at.1, &name));
+                moved += 1;
+            }
+        }
+        bitmap.set(child);
+        record.bitmap = bitmap.as_bytes().to_vec();
+        record.entries = record.entries.saturating_sub(moved);
+        record.splitting_to = 0;
+        self.put_partition(at, Some(record));
+        self.splits_finished += 1;
+        Ok(Outcome::Done)
+    }
+
+    /// The partition record, checked to be the right place for `hash`: active, not being
+    /// removed, owning the hash, and not in the half a split is moving away.
+    fn routed(&mut self, at: PartKey, hash: u64) -> Result<PartitionRecord, Refusal> {
+        let Some(record) = self.partition(at)? else {
+            return Err(no_partition(at));
+        };
+        check_route(&record, hash)?;
+        Ok(record)
+    }
+
+    fn partition(&mut self, at: PartKey) -> Result<Option<PartitionRecord>, Refusal> {
+        if let Some(cached) = self.parts.get(&at) {
+            return Ok(cached.clone());
+        }
+        let loaded = store::get_partition(&self.tx, self.store, at.0, at.1).map_err(internal)?;
+        self.parts.insert(at, loaded.clone());
+        Ok(loaded)
+    }
+
+    fn put_partition(&mut self, at: PartKey, record: Option<PartitionRecord>) {
+        self.parts.insert(at, record);
+        self.dirty.insert(at);
+    }
+
+    fn adjust_count(&mut self, at: PartKey, delta: i64) -> Result<(), Refusal> {
+        if let Some(mut record) = self.partition(at)? {
+            record.entries = record.entries.saturating_add_signed(delta);
+            self.put_partition(at, Some(record));
+        }
+        Ok(())
+    }
+
+    fn entry(&mut self, at: PartKey, name: &[u8]) -> Result<Option<EntryRecord>, Refusal> {
+        store::get_entry(&self.tx, self.store, at.0, at.1, name).map_err(internal)
+    }
+
+    fn dir(&mut self, dir: u64) -> Result<DirMeta, Refusal> {
+        store::get_dir(&self.tx, self.store, dir)
+            .map_err(internal)?
+            .ok_or_else(|| {
+                failure(
+                    FailureKind::NotFound,
+                    format!("no directory with id {dir:#x}"),
+                )
+            })
+    }
+
+    fn put_dir(&mut self, meta: &DirMeta) {
+        self.tx
+            .insert(&self.store.dirs, dir_key(meta.id), meta.encode_to_vec());
+    }
+
+    fn servers(&mut self) -> Result<u32, Refusal> {
+        let identity = store::get_identity(&self.tx, self.store)
+            .map_err(internal)?
+            .ok_or_else(|| Refusal::Internal("server is not formatted".into()))?;
+        Ok(identity.servers)
+    }
+
+    fn allocate_id(&mut self) -> u64 {
+        let seq = (*self.next_seq).max(1);
+        *self.next_seq = seq + 1;
+        self.seq_dirty = true;
+        make_id(self.index, seq)
+    }
+}
+
+/// Whether `hash` may be served by this partition now (see `Batch::routed`).
+pub fn check_route(record: &PartitionRecord, hash: u64) -> Result<(), Refusal> {
+    let bitmap = stored_bitmap(record.servers.len() as u32, &record.bitmap)?;
+    if !bitmap.get(u64::from(record.index)) {
+        return Err(wrong_partition(
+            &bitmap,
+            format!("partition {} is not active", record.index),
+        ));
+    }
+    if record.sealed {
+        return Err(failure(FailureKind::NotFound, "directory is being removed"));
+    }
+    let level = bitmap.level(record.index);
+    if !owns(record.index, level, hash) {
+        return Err(wrong_partition(
+            &bitmap,
+            format!(
+                "name is outside the hash space of partition {}",
+                record.index
+            ),
+        ));
+    }
+    if record.splitting_to != 0 && owns(record.splitting_to, level + 1, hash) {
+        return Err(Refusal::Frozen);
+    }
+    Ok(())
+}
+
+/// The plan of the split recorded in `record.splitting_to`.
+pub fn split_plan(record: &PartitionRecord) -> Result<SplitPlan, Refusal> {
+    let bitmap = stored_bitmap(record.servers.len() as u32, &record.bitmap)?;
+    let child = record.splitting_to;
+    let child_server = *record
+        .servers
+        .get(child as usize)
+        .ok_or_else(|| Refusal::Internal(format!("split child {child} has no server")))?;
+    let mut bitmap_after = bitmap.clone();
+    bitmap_after.set(child);
+    Ok(SplitPlan {
+        at: (record.dir, record.index),
+        child,
+        level: bitmap.level(record.index),
+        child_server,
+        meta_server: home_server(record.dir),
+        bitmap_after,
+    })
+}
+
+fn wants_split(record: &PartitionRecord) -> bool {
+    record.split_threshold > 0
+        && record.entries > record.split_threshold
+        && record.splitting_to == 0
+        && !record.sealed
+        && Bitmap::from_bytes(record.servers.len() as u32, &record.bitmap)
+            .is_ok_and(|b| b.get(u64::from(record.index)) && b.split_child(record.index).is_some())
+}
+
+fn check_replace(
+    existing: Option<&EntryRecord>,
+    replace_id: u64,
+    name: &[u8],
+) -> Result<(), Refusal> {
+    match (existing, replace_id) {
+        (None, 0) => Ok(()),
+        (Some(_), 0) => Err(failure(
+            FailureKind::Exists,
+            format!("{} exists", shown(name)),
+        )),
+        (Some(entry), id) if entry.id == id => Ok(()),
+        _ => Err(failure(
+            FailureKind::Changed,
+            format!("{} changed meanwhile", shown(name)),
+        )),
+    }
+}
+
+pub fn stored_bitmap(partitions: u32, bytes: &[u8]) -> Result<Bitmap, Refusal> {
+    Bitmap::from_bytes(partitions, bytes)
+        .map_err(|e| Refusal::Internal(format!("stored bitmap: {e}")))
+}
+
+fn internal(e: StoreError) -> Refusal {
+    Refusal::Internal(e.to_string())
+}
+
+fn not_found(name: &[u8]) -> Refusal {
+    failure(
+        FailureKind::NotFound,
+        format!("no entry named {}", shown(name)),
+    )
+}
+
+pub fn no_partition(at: PartKey) -> Refusal {
+    failure(
+        FailureKind::NotFound,
+        format!(
+            "no directory {:#x} (partition {} is not on this server)",
+            at.0, at.1
+        ),
+    )
+}
+
+pub fn shown(name: &[u8]) -> String {
+    format!("{:?}", String::from_utf8_lossy(name))
+}

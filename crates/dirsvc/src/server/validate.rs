@@ -1,0 +1,121 @@
+//! Request decoding: turns what arrived on the wire into checked values, or refuses it with
+//! INVALID_ARGUMENT before anything is touched. Everything here is pure, so fuzzing it is cheap.
+
+use tonic::Status;
+
+use super::mutation::PartKey;
+use crate::mapping::{Bitmap, name_hash, owns};
+use crate::names::validate_name;
+use crate::proto::{Attrs, DirMeta, Entry, Kind, PartitionRef};
+
+/// Entries in one split chunk: bounded so a hostile request cannot make the writer stall.
+pub const MAX_CHUNK: usize = 16_384;
+/// The largest readdir page a server returns.
+pub const MAX_PAGE: u32 = 4096;
+pub const DEFAULT_PAGE: u32 = 1024;
+
+pub fn invalid(message: impl Into<String>) -> Status {
+    Status::invalid_argument(message.into())
+}
+
+pub fn partition(at: Option<&PartitionRef>, partitions: u32) -> Result<PartKey, Status> {
+    let at = at.ok_or_else(|| invalid("missing partition reference `at`"))?;
+    if at.dir == 0 {
+        return Err(invalid("directory id 0 does not exist"));
+    }
+    if at.partition >= partitions {
+        return Err(invalid(format!(
+            "partition {} out of range: directories here have {partitions} partitions",
+            at.partition
+        )));
+    }
+    Ok((at.dir, at.partition))
+}
+
+/// A valid entry name and its placement hash.
+pub fn name(name: &[u8]) -> Result<u64, Status> {
+    validate_name(name).map_err(|e| invalid(e.message))?;
+    Ok(name_hash(name))
+}
+
+pub fn attrs(attrs: Option<&Attrs>) -> Result<Attrs, Status> {
+    let attrs = attrs.ok_or_else(|| invalid("missing attributes"))?;
+    match Kind::try_from(attrs.kind) {
+        Ok(Kind::File | Kind::Directory | Kind::Symlink) => {}
+        _ => return Err(invalid(format!("unknown entry kind {}", attrs.kind))),
+    }
+    if attrs.mode > 0o7777 {
+        return Err(invalid(format!(
+            "mode {:o} has bits beyond 7777",
+            attrs.mode
+        )));
+    }
+    Ok(*attrs)
+}
+
+pub fn bitmap(bytes: &[u8], partitions: u32) -> Result<Bitmap, Status> {
+    Bitmap::from_bytes(partitions, bytes).map_err(invalid)
+}
+
+pub fn dir_meta(meta: Option<&DirMeta>, servers: u32) -> Result<DirMeta, Status> {
+    let meta = meta.ok_or_else(|| invalid("missing directory metadata"))?;
+    if meta.id == 0 {
+        return Err(invalid("directory id 0 does not exist"));
+    }
+    if meta.servers.len() != servers as usize {
+        return Err(invalid(format!(
+            "partition table of {} servers in a {servers}-server cluster",
+            meta.servers.len()
+        )));
+    }
+    if let Some(bad) = meta.servers.iter().find(|&&s| s >= servers) {
+        return Err(invalid(format!(
+            "partition table names server {bad} of {servers}"
+        )));
+    }
+    bitmap(&meta.bitmap, servers)?;
+    let attrs = attrs(meta.attrs.as_ref())?;
+    if attrs.kind() != Kind::Directory {
+        return Err(invalid("directory metadata with a non-directory kind"));
+    }
+    Ok(meta.clone())
+}
+
+/// Entries a split moves into child partition `child` of `after`: each must be valid and belong
+/// to the child's hash space in the bitmap after the split.
+pub fn split_entries(entries: &[Entry], child: u32, after: &Bitmap) -> Result<(), Status> {
+    if entries.len() > MAX_CHUNK {
+        return Err(invalid(format!(
+            "split chunk of {} entries (at most {MAX_CHUNK})",
+            entries.len()
+        )));
+    }
+    if !after.get(u64::from(child)) {
+        return Err(invalid(format!(
+            "split bitmap does not activate partition {child}"
+        )));
+    }
+    let level = after.level(child);
+    for entry in entries {
+        let hash = name(&entry.name)?;
+        attrs(entry.attrs.as_ref())?;
+        if entry.id == 0 {
+            return Err(invalid("split entry with id 0"));
+        }
+        if !owns(child, level, hash) {
+            return Err(invalid(format!(
+                "split entry {:?} does not belong to partition {child}",
+                String::from_utf8_lossy(&entry.name)
+            )));
+        }
+    }
+    Ok(())
+}
+
+pub fn page_limit(limit: u32) -> Result<usize, Status> {
+    match limit {
+        0 => Ok(DEFAULT_PAGE as usize),
+        1..=MAX_PAGE => Ok(limit as usize),
+        _ => Err(invalid(format!("page limit {limit} above {MAX_PAGE}"))),
+    }
+}

@@ -1,0 +1,237 @@
+//! Durability under `kill -9`: real server processes (this test binary re-executed with
+//! `--serve-child`), clients creating in one directory, servers killed and restarted mid-stream.
+//! Every acknowledged create must be there afterwards, exactly once and on the right partition;
+//! nothing may appear that no client tried to create.
+//!
+//! Round 1 kills the server of the directory's partition 1 before any split, so the first split
+//! stalls with its moving half frozen until that server is back. Round 2 kills the server holding
+//! partition 0 and the metadata object while creates (and possibly splits) are under way.
+
+mod common;
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::process::{Child, ExitCode};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use canopy_dirsvc::client::{Client, DirEntry, FileKind};
+use canopy_dirsvc::cluster::Cluster;
+use canopy_dirsvc::launcher::{ClusterPlan, ServerCommand, init_cluster, spawn_server, wait_ready};
+use canopy_dirsvc::server::{ServerOptions, serve_blocking};
+use common::{check_placement, mkdir_options, owner, settle_splits, sorted_unique};
+
+const TEST_NAME: &str = "kill_nine_loses_no_acknowledged_create";
+const SERVERS: usize = 3;
+const CREATORS: usize = 4;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().collect();
+    if args.iter().any(|a| a == "--serve-child") {
+        return serve_child(&args);
+    }
+    let filters: Vec<&String> = args[1..].iter().filter(|a| !a.starts_with('-')).collect();
+    if !filters.is_empty() && !filters.iter().any(|f| TEST_NAME.contains(f.as_str())) {
+        println!("running 0 tests (filtered out: {TEST_NAME})");
+        return ExitCode::SUCCESS;
+    }
+    println!("test {TEST_NAME} ...");
+    let started = Instant::now();
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(kill_nine_loses_no_acknowledged_create());
+    println!(
+        "test {TEST_NAME} ... ok ({:.1} s)",
+        started.elapsed().as_secs_f64()
+    );
+    ExitCode::SUCCESS
+}
+
+fn serve_child(args: &[String]) -> ExitCode {
+    let value = |flag: &str| {
+        let at = args.iter().position(|a| a == flag).expect(flag);
+        args[at + 1].clone()
+    };
+    let cluster = Cluster::load(&PathBuf::from(value("--cluster"))).unwrap();
+    let index: u32 = value("--index").parse().unwrap();
+    match serve_blocking(&ServerOptions::new(cluster, index)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("server {index}: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+struct Servers {
+    cluster: Cluster,
+    command: ServerCommand,
+    children: Vec<Option<Child>>,
+}
+
+impl Servers {
+    async fn start(&mut self, client: &Client, index: u32) {
+        let mut child = spawn_server(&self.cluster, index, &self.command).unwrap();
+        wait_ready(client, index, Some(&mut child), Duration::from_secs(20))
+            .await
+            .unwrap();
+        self.children[index as usize] = Some(child);
+    }
+
+    fn kill_nine(&mut self, index: u32) {
+        let mut child = self.children[index as usize]
+            .take()
+            .expect("server running");
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+    }
+}
+
+impl Drop for Servers {
+    fn drop(&mut self) {
+        for child in self.children.iter_mut().flatten() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+#[derive(Default)]
+struct Outcomes {
+    acked: Vec<String>,
+    attempted: Vec<String>,
+}
+
+async fn wait_for_acks(outcomes: &Mutex<Outcomes>, at_least: usize) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while outcomes.lock().unwrap().acked.len() < at_least {
+        assert!(Instant::now() < deadline, "creates made no progress");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+async fn kill_nine_loses_no_acknowledged_create() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = ClusterPlan {
+        servers: SERVERS,
+        base_port: None,
+        root_partitions: SERVERS as u32,
+        split_threshold: 50,
+    };
+    let cluster = init_cluster(dir.path(), &plan).unwrap();
+    let mut servers = Servers {
+        command: ServerCommand {
+            program: std::env::current_exe().unwrap(),
+            args: vec!["--serve-child".into()],
+        },
+        children: (0..SERVERS).map(|_| None).collect(),
+        cluster: cluster.clone(),
+    };
+    let client = Client::connect(&cluster);
+    for index in 0..SERVERS as u32 {
+        servers.start(&client, index).await;
+    }
+    let shared = client
+        .mkdir(client.root(), b"crash", mkdir_options(1, 50))
+        .await
+        .unwrap()
+        .id;
+    let table = client.fetch_dir(shared).await.unwrap().servers.clone();
+    let (first_server, child_server) = (table[0], table[1]);
+
+    // Round 1: the server that partition 0 will split into is down from the start.
+    servers.kill_nine(child_server);
+    let outcomes = Arc::new(Mutex::new(Outcomes::default()));
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut creators = Vec::new();
+    for task in 0..CREATORS {
+        let client = Client::connect(&cluster);
+        let outcomes = Arc::clone(&outcomes);
+        let stop = Arc::clone(&stop);
+        creators.push(tokio::spawn(async move {
+            let mut i = 0;
+            while !stop.load(Ordering::Relaxed) {
+                let name = format!("t{task}-{i}");
+                i += 1;
+                match client
+                    .create(shared, name.as_bytes(), FileKind::File, owner())
+                    .await
+                {
+                    Ok(_) => outcomes.lock().unwrap().acked.push(name),
+                    Err(_) => {
+                        outcomes.lock().unwrap().attempted.push(name);
+                        tokio::time::sleep(Duration::from_millis(5)).await;
+                    }
+                }
+            }
+        }));
+    }
+    wait_for_acks(&outcomes, 40).await;
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    // The split of partition 0 cannot install its moving half: creates of that half wait.
+    let stalled_at = outcomes.lock().unwrap().acked.len();
+    servers.start(&client, child_server).await;
+    let acked = outcomes.lock().unwrap().acked.len();
+    wait_for_acks(&outcomes, acked + 200).await;
+
+    // Round 2: kill the server holding partition 0 and the metadata object mid-stream.
+    servers.kill_nine(first_server);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    servers.start(&client, first_server).await;
+    let acked = outcomes.lock().unwrap().acked.len();
+    wait_for_acks(&outcomes, acked + 200).await;
+    stop.store(true, Ordering::Relaxed);
+    for creator in creators {
+        creator.await.unwrap();
+    }
+
+    let outcomes = std::mem::take(&mut *outcomes.lock().unwrap());
+    let checker = Client::connect(&cluster);
+    settle_splits(&checker, shared).await;
+    let listed = sorted_unique(
+        checker
+            .read_dir(shared)
+            .await
+            .unwrap()
+            .iter()
+            .map(DirEntry::name_lossy)
+            .collect(),
+    );
+    let present: HashSet<&String> = listed.iter().collect();
+    let tried: HashSet<&String> = outcomes.acked.iter().chain(&outcomes.attempted).collect();
+    for name in &outcomes.acked {
+        assert!(
+            present.contains(name),
+            "acknowledged create {name} was lost"
+        );
+        checker.lookup(shared, name.as_bytes()).await.unwrap();
+    }
+    for name in &listed {
+        assert!(
+            tried.contains(name),
+            "{name} appeared without being created"
+        );
+    }
+    assert_eq!(
+        sorted_unique(check_placement(&checker, shared).await),
+        listed
+    );
+    let active = checker
+        .fetch_dir(shared)
+        .await
+        .unwrap()
+        .bitmap
+        .count_active();
+    assert!(active >= 2, "the directory split while servers were killed");
+    println!(
+        "  {stalled_at} acknowledged while the split stalled; {} acknowledged, {} failed \
+         attempts ({} of them present), {active} partitions",
+        outcomes.acked.len(),
+        outcomes.attempted.len(),
+        listed.len() - outcomes.acked.len()
+    );
+}
