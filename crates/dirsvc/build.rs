@@ -2,10 +2,6 @@
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut config = tonic_prost_build::Config::new();
     config.protoc_executable(protoc_bin_vendored::protoc_bin_path()?);
-    tonic_prost_build::configure().compile_with_config(
-        config,
-        &["proto/dirsvc.proto"],
-        &["proto"],
-    )?;
+    tonic_prost_build::configure().compile_with_config(config, &["proto/dirsvc.proto"], &["proto"])?;
     Ok(())
 }

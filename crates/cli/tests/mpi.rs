@@ -138,7 +138,8 @@ fn post_order_holds_across_ranks() {
         let root_s = root.to_str().unwrap();
         // -depth: the same entries; every directory after its contents is what -delete relies on.
         let want = nul_records(&local(&["find", root_s, "-depth", "-print0"]), "local -depth");
-        let got = nul_records(&mpirun(4, &["find", "--sched", sched, root_s, "-depth", "-print0"], &[]), sched);
+        let got =
+            nul_records(&mpirun(4, &["find", "--sched", sched, root_s, "-depth", "-print0"], &[]), sched);
         assert_same_records(&got, &want, &format!("-depth under {sched}"));
         // -delete removes directories only once they are empty: any rank deleting a directory
         // before a subtree stolen by another rank finished would fail with "Directory not empty".
@@ -175,7 +176,11 @@ fn walk_summaries_and_statistics_agree_with_one_process() {
     let ranks = stats["ranks"].as_array().unwrap();
     assert_eq!(ranks.len(), 4);
     let entries: u64 = ranks.iter().map(|r| r["entries"].as_u64().unwrap()).sum();
-    assert_eq!(entries as usize, records(&out.stdout, b'\n').len(), "every entry counted once over the ranks");
+    assert_eq!(
+        entries as usize,
+        records(&out.stdout, b'\n').len(),
+        "every entry counted once over the ranks"
+    );
     assert!(ranks.iter().all(|r| r["messages_to"].as_array().unwrap().len() == 4));
 }
 
@@ -185,7 +190,8 @@ fn dataset_output_writes_one_part_per_rank() {
     let root = tmp.path().join("random");
     random_tree(&root, 9);
     let dataset = tmp.path().join("scan");
-    let out = mpirun(3, &["walk", "--json", root.to_str().unwrap(), "-o", &format!("{}/", dataset.display())], &[]);
+    let out =
+        mpirun(3, &["walk", "--json", root.to_str().unwrap(), "-o", &format!("{}/", dataset.display())], &[]);
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let mut parts: Vec<String> =
         std::fs::read_dir(&dataset).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
@@ -193,8 +199,16 @@ fn dataset_output_writes_one_part_per_rank() {
     assert_eq!(parts, ["part-0.parquet", "part-1.parquet", "part-2.parquet"]);
     let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let entries = summary["totals"]["entries"].as_u64().unwrap();
-    assert_eq!(summary["records"]["records"].as_u64(), Some(entries), "one record per entry across the parts");
-    let single_file = mpirun(2, &["walk", root.to_str().unwrap(), "-o", tmp.path().join("one.parquet").to_str().unwrap()], &[]);
+    assert_eq!(
+        summary["records"]["records"].as_u64(),
+        Some(entries),
+        "one record per entry across the parts"
+    );
+    let single_file = mpirun(
+        2,
+        &["walk", root.to_str().unwrap(), "-o", tmp.path().join("one.parquet").to_str().unwrap()],
+        &[],
+    );
     assert_eq!(single_file.status.code(), Some(2), "one file cannot be written by several ranks");
 }
 
@@ -206,7 +220,10 @@ fn proximity_order_with_simulated_nodes_and_quit() {
     let root = root.to_str().unwrap();
     let want = nul_records(&local(&["find", root, "-print0"]), "local");
     for sched in ["pa-drqs", "h-drqs"] {
-        let got = nul_records(&mpirun(6, &["find", "--sched", sched, root, "-print0"], &[("CANOPY_RANKS_PER_NODE", "3")]), sched);
+        let got = nul_records(
+            &mpirun(6, &["find", "--sched", sched, root, "-print0"], &[("CANOPY_RANKS_PER_NODE", "3")]),
+            sched,
+        );
         assert_same_records(&got, &want, &format!("{sched} with two simulated nodes"));
     }
     // -quit stops every rank; each prints at most the match it had when the stop arrived.

@@ -19,9 +19,7 @@ pub struct CheckSecret {
 
 impl CheckSecret {
     pub fn new(secret: &str) -> Self {
-        Self {
-            expected: Arc::new(format!("{SCHEME}{secret}").into_bytes()),
-        }
+        Self { expected: Arc::new(format!("{SCHEME}{secret}").into_bytes()) }
     }
 }
 
@@ -80,9 +78,7 @@ mod tests {
         let mut right = PresentSecret::new("abc123");
         let mut wrong = PresentSecret::new("abc124");
         assert!(check.call(right.call(Request::new(())).unwrap()).is_ok());
-        let refused = check
-            .call(wrong.call(Request::new(())).unwrap())
-            .unwrap_err();
+        let refused = check.call(wrong.call(Request::new(())).unwrap()).unwrap_err();
         assert_eq!(refused.code(), tonic::Code::Unauthenticated);
         assert!(refused.message().contains("wrong cluster secret"));
         let missing = check.call(Request::new(())).unwrap_err();

@@ -80,19 +80,14 @@ impl Cluster {
             .map_err(|e| Error::io(format!("cluster file {} is malformed: {e}", file.display())))?;
         config.check()?;
         let secret = read_secret(&dir.join(SECRET_FILE))?;
-        Ok(Self {
-            dir,
-            config,
-            secret,
-        })
+        Ok(Self { dir, config, secret })
     }
 
     /// Creates a new cluster directory: the config and a fresh secret readable only by its owner.
     /// Refuses to overwrite an existing cluster.
     pub fn create(dir: &Path, config: ClusterConfig) -> Result<Self> {
         config.check()?;
-        fs::create_dir_all(dir)
-            .map_err(|e| Error::io(format!("cannot create {}: {e}", dir.display())))?;
+        fs::create_dir_all(dir).map_err(|e| Error::io(format!("cannot create {}: {e}", dir.display())))?;
         let file = dir.join(CLUSTER_FILE);
         if file.exists() {
             return Err(Error::new(
@@ -118,11 +113,7 @@ impl Cluster {
         fs::write(&tmp, json + "\n")
             .and_then(|()| fs::rename(&tmp, &file))
             .map_err(|e| Error::io(format!("cannot write {}: {e}", file.display())))?;
-        Ok(Self {
-            dir: dir.to_path_buf(),
-            config,
-            secret,
-        })
+        Ok(Self { dir: dir.to_path_buf(), config, secret })
     }
 
     pub fn server_dir(&self, index: u32) -> PathBuf {
@@ -131,12 +122,8 @@ impl Cluster {
 }
 
 fn read_secret(path: &Path) -> Result<String> {
-    let meta = fs::metadata(path).map_err(|e| {
-        Error::io(format!(
-            "cannot read cluster secret {}: {e}",
-            path.display()
-        ))
-    })?;
+    let meta = fs::metadata(path)
+        .map_err(|e| Error::io(format!("cannot read cluster secret {}: {e}", path.display())))?;
     if meta.permissions().mode() & 0o077 != 0 {
         return Err(Error::io(format!(
             "cluster secret {} is readable by others (mode {:o}); chmod 600 it",
@@ -144,12 +131,8 @@ fn read_secret(path: &Path) -> Result<String> {
             meta.permissions().mode() & 0o777
         )));
     }
-    let text = fs::read_to_string(path).map_err(|e| {
-        Error::io(format!(
-            "cannot read cluster secret {}: {e}",
-            path.display()
-        ))
-    })?;
+    let text = fs::read_to_string(path)
+        .map_err(|e| Error::io(format!("cannot read cluster secret {}: {e}", path.display())))?;
     let secret = text.trim().to_string();
     if secret.len() < 32 || !secret.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err(Error::io(format!(
@@ -166,10 +149,7 @@ mod tests {
 
     fn config() -> ClusterConfig {
         ClusterConfig {
-            servers: vec![
-                "127.0.0.1:1".parse().unwrap(),
-                "127.0.0.1:2".parse().unwrap(),
-            ],
+            servers: vec!["127.0.0.1:1".parse().unwrap(), "127.0.0.1:2".parse().unwrap()],
             root_partitions: 2,
             split_threshold: 100,
         }
@@ -179,18 +159,12 @@ mod tests {
     fn create_writes_a_private_secret_and_load_reads_it_back() {
         let dir = tempfile::tempdir().unwrap();
         let created = Cluster::create(dir.path(), config()).unwrap();
-        let mode = fs::metadata(dir.path().join(SECRET_FILE))
-            .unwrap()
-            .permissions()
-            .mode();
+        let mode = fs::metadata(dir.path().join(SECRET_FILE)).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o600);
         assert_eq!(created.secret.len(), 64);
         let loaded = Cluster::load(&dir.path().join(CLUSTER_FILE)).unwrap();
         assert_eq!((loaded.config, loaded.secret), (config(), created.secret));
-        assert!(
-            Cluster::create(dir.path(), config()).is_err(),
-            "no overwrite"
-        );
+        assert!(Cluster::create(dir.path(), config()).is_err(), "no overwrite");
     }
 
     #[test]

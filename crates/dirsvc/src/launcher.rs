@@ -30,10 +30,7 @@ impl ServerCommand {
     pub fn current_canopy() -> Result<Self> {
         let program = std::env::current_exe()
             .map_err(|e| Error::io(format!("cannot find the canopy executable: {e}")))?;
-        Ok(Self {
-            program,
-            args: vec!["dirsvc".into(), "serve".into()],
-        })
+        Ok(Self { program, args: vec!["dirsvc".into(), "serve".into()] })
     }
 }
 
@@ -64,8 +61,8 @@ pub fn init_cluster(dir: &Path, plan: &ClusterPlan) -> Result<Cluster> {
     let servers = match plan.base_port {
         Some(base) => (0..plan.servers)
             .map(|i| {
-                let port = u16::try_from(usize::from(base) + i)
-                    .map_err(|_| Error::invalid("ports beyond 65535"))?;
+                let port =
+                    u16::try_from(usize::from(base) + i).map_err(|_| Error::invalid("ports beyond 65535"))?;
                 Ok(SocketAddr::from((Ipv4Addr::LOCALHOST, port)))
             })
             .collect::<Result<Vec<_>>>()?,
@@ -99,11 +96,7 @@ pub fn running_pid(cluster: &Cluster, index: u32) -> Option<i32> {
     let pid: i32 = text.trim().parse().ok()?;
     let alive = test_kill_process(Pid::from_raw(pid)?).is_ok();
     let zombie = fs::read_to_string(format!("/proc/{pid}/stat"))
-        .map(|stat| {
-            stat.rsplit(')')
-                .next()
-                .is_some_and(|rest| rest.trim_start().starts_with('Z'))
-        })
+        .map(|stat| stat.rsplit(')').next().is_some_and(|rest| rest.trim_start().starts_with('Z')))
         .unwrap_or(true);
     (alive && !zombie).then_some(pid)
 }
@@ -111,17 +104,15 @@ pub fn running_pid(cluster: &Cluster, index: u32) -> Option<i32> {
 /// Spawns server `index` detached (own process group, output appended to its log file).
 pub fn spawn_server(cluster: &Cluster, index: u32, command: &ServerCommand) -> Result<Child> {
     let dir = cluster.server_dir(index);
-    fs::create_dir_all(&dir)
-        .map_err(|e| Error::io(format!("cannot create {}: {e}", dir.display())))?;
+    fs::create_dir_all(&dir).map_err(|e| Error::io(format!("cannot create {}: {e}", dir.display())))?;
     let log_path = dir.join(LOG_FILE);
     let log = fs::OpenOptions::new()
         .create(true)
         .append(true)
         .open(&log_path)
         .map_err(|e| Error::io(format!("cannot open {}: {e}", log_path.display())))?;
-    let log_err = log
-        .try_clone()
-        .map_err(|e| Error::io(format!("cannot open {}: {e}", log_path.display())))?;
+    let log_err =
+        log.try_clone().map_err(|e| Error::io(format!("cannot open {}: {e}", log_path.display())))?;
     Command::new(&command.program)
         .args(&command.args)
         .arg("--cluster")
@@ -202,17 +193,14 @@ fn signal(pid: i32, signal: Signal) -> Result<()> {
     let target = Pid::from_raw(pid).ok_or_else(|| Error::invalid(format!("bad pid {pid}")))?;
     match kill_process(target, signal) {
         Ok(()) | Err(rustix::io::Errno::SRCH) => Ok(()),
-        Err(e) => Err(Error::io(format!(
-            "cannot signal server process {pid}: {e}"
-        ))),
+        Err(e) => Err(Error::io(format!("cannot signal server process {pid}: {e}"))),
     }
 }
 
 /// Writes this process's pid for `stop` (atomically, so `stop` never reads half a number).
 pub fn write_pid_file(cluster: &Cluster, index: u32) -> Result<PathBuf> {
     let dir = cluster.server_dir(index);
-    fs::create_dir_all(&dir)
-        .map_err(|e| Error::io(format!("cannot create {}: {e}", dir.display())))?;
+    fs::create_dir_all(&dir).map_err(|e| Error::io(format!("cannot create {}: {e}", dir.display())))?;
     let path = dir.join(PID_FILE);
     let tmp = dir.join(".pid.tmp");
     fs::write(&tmp, format!("{}\n", std::process::id()))
@@ -249,13 +237,7 @@ pub fn start_cluster(
     runtime.block_on(async {
         let client = Client::connect(&cluster);
         for server in &mut started {
-            wait_ready(
-                &client,
-                server.index,
-                Some(&mut server.child),
-                Duration::from_secs(20),
-            )
-            .await?;
+            wait_ready(&client, server.index, Some(&mut server.child), Duration::from_secs(20)).await?;
         }
         Ok::<_, Error>(())
     })?;

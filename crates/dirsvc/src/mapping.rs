@@ -16,20 +16,12 @@ pub fn name_hash(name: &[u8]) -> u64 {
 
 /// R = ceil(log2 N): how many low hash bits can select a partition among N.
 pub fn tree_height(partitions: u32) -> u32 {
-    if partitions <= 1 {
-        0
-    } else {
-        32 - (partitions - 1).leading_zeros()
-    }
+    if partitions <= 1 { 0 } else { 32 - (partitions - 1).leading_zeros() }
 }
 
 /// `hash mod 2^level`.
 pub fn low_bits(hash: u64, level: u32) -> u64 {
-    if level >= 64 {
-        hash
-    } else {
-        hash & ((1u64 << level) - 1)
-    }
+    if level >= 64 { hash } else { hash & ((1u64 << level) - 1) }
 }
 
 /// Which partitions of a directory are active: bit i of byte i/8 (least significant bit first).
@@ -42,10 +34,7 @@ pub struct Bitmap {
 impl Bitmap {
     /// The bitmap of a new directory: the first `initial` of `partitions` active (at least one).
     pub fn initial(partitions: u32, initial: u32) -> Self {
-        let mut bitmap = Self {
-            partitions,
-            bytes: vec![0; partitions.div_ceil(8) as usize],
-        };
+        let mut bitmap = Self { partitions, bytes: vec![0; partitions.div_ceil(8) as usize] };
         for index in 0..initial.clamp(1, partitions) {
             bitmap.set(index);
         }
@@ -65,16 +54,10 @@ impl Bitmap {
                 bytes.len()
             ));
         }
-        let bitmap = Self {
-            partitions,
-            bytes: bytes.to_vec(),
-        };
+        let bitmap = Self { partitions, bytes: bytes.to_vec() };
         let spare_bits = expected as u32 * 8 - partitions;
         if spare_bits > 0 && bytes[expected - 1] >> (8 - spare_bits) != 0 {
-            return Err(format!(
-                "bitmap has bits set beyond partition {}",
-                partitions - 1
-            ));
+            return Err(format!("bitmap has bits set beyond partition {}", partitions - 1));
         }
         if !bitmap.get(0) {
             return Err("bitmap has partition 0 inactive".into());
@@ -100,25 +83,16 @@ impl Bitmap {
 
     /// Whether partition `index` is active; indexes beyond N are inactive.
     pub fn get(&self, index: u64) -> bool {
-        index < u64::from(self.partitions)
-            && self.bytes[(index / 8) as usize] & (1 << (index % 8)) != 0
+        index < u64::from(self.partitions) && self.bytes[(index / 8) as usize] & (1 << (index % 8)) != 0
     }
 
     pub fn set(&mut self, index: u32) {
-        assert!(
-            index < self.partitions,
-            "partition {index} out of {}",
-            self.partitions
-        );
+        assert!(index < self.partitions, "partition {index} out of {}", self.partitions);
         self.bytes[(index / 8) as usize] |= 1 << (index % 8);
     }
 
     pub fn clear(&mut self, index: u32) {
-        assert!(
-            index < self.partitions,
-            "partition {index} out of {}",
-            self.partitions
-        );
+        assert!(index < self.partitions, "partition {index} out of {}", self.partitions);
         self.bytes[(index / 8) as usize] &= !(1 << (index % 8));
     }
 
@@ -166,19 +140,13 @@ impl Bitmap {
 
     /// Renders the bitmap as '1'/'0' per partition, partition 0 first.
     pub fn render(&self) -> String {
-        (0..self.partitions)
-            .map(|index| if self.get(u64::from(index)) { '1' } else { '0' })
-            .collect()
+        (0..self.partitions).map(|index| if self.get(u64::from(index)) { '1' } else { '0' }).collect()
     }
 }
 
 /// The partition a non-zero partition was split from: its index without the highest set bit.
 pub fn parent(index: u32) -> u32 {
-    if index == 0 {
-        0
-    } else {
-        index & !(1 << (31 - index.leading_zeros()))
-    }
+    if index == 0 { 0 } else { index & !(1 << (31 - index.leading_zeros())) }
 }
 
 /// Whether `hash` belongs to active partition `index` of a partition at `level`.
@@ -229,14 +197,8 @@ mod tests {
     #[test]
     fn bitmap_validation_rejects_holes_and_overflow() {
         assert!(Bitmap::from_bytes(4, &[0b0011]).is_ok());
-        assert!(
-            Bitmap::from_bytes(4, &[0b0010]).is_err(),
-            "partition 0 inactive"
-        );
-        assert!(
-            Bitmap::from_bytes(4, &[0b1001]).is_err(),
-            "3 active without parent 1"
-        );
+        assert!(Bitmap::from_bytes(4, &[0b0010]).is_err(), "partition 0 inactive");
+        assert!(Bitmap::from_bytes(4, &[0b1001]).is_err(), "3 active without parent 1");
         assert!(Bitmap::from_bytes(4, &[0b1_0001]).is_err(), "bit beyond N");
         assert!(Bitmap::from_bytes(4, &[1, 0]).is_err(), "wrong length");
         assert!(Bitmap::from_bytes(0, &[]).is_err());

@@ -17,16 +17,10 @@ pub fn validate_name(name: &[u8]) -> Result<(), Error> {
         ));
     }
     if name == b"." || name == b".." {
-        return Err(Error::invalid(format!(
-            "'{}' cannot be an entry name",
-            shown()
-        )));
+        return Err(Error::invalid(format!("'{}' cannot be an entry name", shown())));
     }
     if name.contains(&b'/') || name.contains(&0) {
-        return Err(Error::invalid(format!(
-            "entry name {:?} contains '/' or NUL",
-            shown()
-        )));
+        return Err(Error::invalid(format!("entry name {:?} contains '/' or NUL", shown())));
     }
     Ok(())
 }
@@ -39,22 +33,12 @@ mod tests {
     fn accepts_ordinary_names_and_rejects_path_syntax() {
         assert!(validate_name(b"file.0001").is_ok());
         assert!(validate_name("naïve \u{1F600}".as_bytes()).is_ok());
-        assert!(
-            validate_name(&[0xff, 0xfe]).is_ok(),
-            "names are bytes, not UTF-8"
-        );
+        assert!(validate_name(&[0xff, 0xfe]).is_ok(), "names are bytes, not UTF-8");
         for bad in [&b""[..], b".", b"..", b"a/b", b"a\0b"] {
-            assert_eq!(
-                validate_name(bad).unwrap_err().kind,
-                ErrorKind::Invalid,
-                "{bad:?}"
-            );
+            assert_eq!(validate_name(bad).unwrap_err().kind, ErrorKind::Invalid, "{bad:?}");
         }
         let long = vec![b'x'; NAME_MAX + 1];
-        assert_eq!(
-            validate_name(&long).unwrap_err().kind,
-            ErrorKind::NameTooLong
-        );
+        assert_eq!(validate_name(&long).unwrap_err().kind, ErrorKind::NameTooLong);
         assert!(validate_name(&long[..NAME_MAX]).is_ok());
     }
 }

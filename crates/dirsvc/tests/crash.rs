@@ -44,10 +44,7 @@ fn main() -> ExitCode {
         .build()
         .unwrap()
         .block_on(kill_nine_loses_no_acknowledged_create());
-    println!(
-        "test {TEST_NAME} ... ok ({:.1} s)",
-        started.elapsed().as_secs_f64()
-    );
+    println!("test {TEST_NAME} ... ok ({:.1} s)", started.elapsed().as_secs_f64());
     ExitCode::SUCCESS
 }
 
@@ -76,16 +73,12 @@ struct Servers {
 impl Servers {
     async fn start(&mut self, client: &Client, index: u32) {
         let mut child = spawn_server(&self.cluster, index, &self.command).unwrap();
-        wait_ready(client, index, Some(&mut child), Duration::from_secs(20))
-            .await
-            .unwrap();
+        wait_ready(client, index, Some(&mut child), Duration::from_secs(20)).await.unwrap();
         self.children[index as usize] = Some(child);
     }
 
     fn kill_nine(&mut self, index: u32) {
-        let mut child = self.children[index as usize]
-            .take()
-            .expect("server running");
+        let mut child = self.children[index as usize].take().expect("server running");
         child.kill().unwrap(); // SIGKILL
         child.wait().unwrap();
     }
@@ -135,11 +128,7 @@ async fn kill_nine_loses_no_acknowledged_create() {
     for index in 0..SERVERS as u32 {
         servers.start(&client, index).await;
     }
-    let shared = client
-        .mkdir(client.root(), b"crash", mkdir_options(1, 50))
-        .await
-        .unwrap()
-        .id;
+    let shared = client.mkdir(client.root(), b"crash", mkdir_options(1, 50)).await.unwrap().id;
     let table = client.fetch_dir(shared).await.unwrap().servers.clone();
     let (first_server, child_server) = (table[0], table[1]);
 
@@ -157,10 +146,7 @@ async fn kill_nine_loses_no_acknowledged_create() {
             while !stop.load(Ordering::Relaxed) {
                 let name = format!("t{task}-{i}");
                 i += 1;
-                match client
-                    .create(shared, name.as_bytes(), FileKind::File, owner())
-                    .await
-                {
+                match client.create(shared, name.as_bytes(), FileKind::File, owner()).await {
                     Ok(_) => outcomes.lock().unwrap().acked.push(name),
                     Err(_) => {
                         outcomes.lock().unwrap().attempted.push(name);
@@ -192,40 +178,19 @@ async fn kill_nine_loses_no_acknowledged_create() {
     let outcomes = std::mem::take(&mut *outcomes.lock().unwrap());
     let checker = Client::connect(&cluster);
     settle_splits(&checker, shared).await;
-    let listed = sorted_unique(
-        checker
-            .read_dir(shared)
-            .await
-            .unwrap()
-            .iter()
-            .map(DirEntry::name_lossy)
-            .collect(),
-    );
+    let listed =
+        sorted_unique(checker.read_dir(shared).await.unwrap().iter().map(DirEntry::name_lossy).collect());
     let present: HashSet<&String> = listed.iter().collect();
     let tried: HashSet<&String> = outcomes.acked.iter().chain(&outcomes.attempted).collect();
     for name in &outcomes.acked {
-        assert!(
-            present.contains(name),
-            "acknowledged create {name} was lost"
-        );
+        assert!(present.contains(name), "acknowledged create {name} was lost");
         checker.lookup(shared, name.as_bytes()).await.unwrap();
     }
     for name in &listed {
-        assert!(
-            tried.contains(name),
-            "{name} appeared without being created"
-        );
+        assert!(tried.contains(name), "{name} appeared without being created");
     }
-    assert_eq!(
-        sorted_unique(check_placement(&checker, shared).await),
-        listed
-    );
-    let active = checker
-        .fetch_dir(shared)
-        .await
-        .unwrap()
-        .bitmap
-        .count_active();
+    assert_eq!(sorted_unique(check_placement(&checker, shared).await), listed);
+    let active = checker.fetch_dir(shared).await.unwrap().bitmap.count_active();
     assert!(active >= 2, "the directory split while servers were killed");
     println!(
         "  {stalled_at} acknowledged while the split stalled; {} acknowledged, {} failed \

@@ -37,18 +37,11 @@ impl Fixture {
     /// Server 0 of a two-server cluster, with a few entries in the root and in a subdirectory.
     fn new() -> Self {
         let dir = tempfile::tempdir().unwrap();
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         let (core, subdir, names, ids) = runtime.block_on(async {
             let (core, _candidates, _) = open_core(&dir.path().join("store"), 0, 2).unwrap();
             core.format(2, 0).await.unwrap();
-            let dir_attrs = Attrs {
-                kind: Kind::Directory as i32,
-                mode: 0o755,
-                ..Attrs::default()
-            };
+            let dir_attrs = Attrs { kind: Kind::Directory as i32, mode: 0o755, ..Attrs::default() };
             let meta = core
                 .create_dir(CreateDirRequest {
                     parent: 1,
@@ -60,11 +53,7 @@ impl Fixture {
                 .unwrap()
                 .meta
                 .unwrap();
-            core.init_partitions(InitPartitionsRequest {
-                meta: Some(meta.clone()),
-            })
-            .await
-            .unwrap();
+            core.init_partitions(InitPartitionsRequest { meta: Some(meta.clone()) }).await.unwrap();
             // Root partition 0 of "11" holds even hashes; the subdirectory's only partition all.
             let names: Vec<Vec<u8>> = (0..40)
                 .map(|i| format!("seed-{i}").into_bytes())
@@ -88,14 +77,7 @@ impl Fixture {
             }
             (core, meta.id, names, ids)
         });
-        Self {
-            _dir: dir,
-            runtime,
-            core,
-            subdir,
-            names,
-            ids,
-        }
+        Self { _dir: dir, runtime, core, subdir, names, ids }
     }
 
     fn check(&self, kind: usize, bytes: &[u8]) -> Result<(), TestCaseError> {
@@ -110,21 +92,14 @@ impl Fixture {
         };
         if handled != Handled::Accepted {
             let after = self.core.store.dump().unwrap();
-            prop_assert!(
-                before == after,
-                "request kind {kind} was rejected but changed the store"
-            );
+            prop_assert!(before == after, "request kind {kind} was rejected but changed the store");
         }
         Ok(())
     }
 }
 
 fn file_attrs() -> Attrs {
-    Attrs {
-        kind: Kind::File as i32,
-        mode: 0o644,
-        ..Attrs::default()
-    }
+    Attrs { kind: Kind::File as i32, mode: 0o644, ..Attrs::default() }
 }
 
 /// Decodes `bytes` as request type `kind` and runs the server's handler for it.
@@ -136,11 +111,7 @@ async fn handle(core: &Core, kind: usize, bytes: &[u8]) -> Result<Handled, tonic
             };
             let reply = core.$method(request).await?;
             #[allow(clippy::redundant_closure_call)]
-            Ok(if ($rejected)(&reply) {
-                Handled::Rejected
-            } else {
-                Handled::Accepted
-            })
+            Ok(if ($rejected)(&reply) { Handled::Rejected } else { Handled::Accepted })
         }};
     }
     let entry = |r: &EntryReply| r.failure.is_some();
@@ -151,11 +122,7 @@ async fn handle(core: &Core, kind: usize, bytes: &[u8]) -> Result<Handled, tonic
         1 => run!(LookupRequest, lookup, entry),
         2 => run!(UnlinkRequest, unlink, entry),
         3 => run!(RenameRequest, rename, entry),
-        4 => run!(
-            ReadPartitionRequest,
-            read_partition,
-            |r: &ReadPartitionReply| r.failure.is_some()
-        ),
+        4 => run!(ReadPartitionRequest, read_partition, |r: &ReadPartitionReply| r.failure.is_some()),
         5 => run!(CreateDirRequest, create_dir, dir),
         6 => run!(DirRequest, get_dir, dir),
         7 => run!(DirRequest, remove_dir, dir),
@@ -163,9 +130,7 @@ async fn handle(core: &Core, kind: usize, bytes: &[u8]) -> Result<Handled, tonic
         9 => run!(InitPartitionsRequest, init_partitions, ack),
         10 => run!(SealRequest, seal_partition, ack),
         11 => run!(PartitionRef, drop_partition, ack),
-        12 => run!(DirRequest, partition_stats, |r: &PartitionStatsReply| r
-            .failure
-            .is_some()),
+        12 => run!(DirRequest, partition_stats, |r: &PartitionStatsReply| r.failure.is_some()),
         13 => run!(InstallSplitRequest, install_split, ack),
         _ => run!(MergeBitmapRequest, merge_bitmap, dir),
     }
@@ -201,15 +166,8 @@ fn parts(fixture: &Fixture) -> impl Strategy<Value = Parts> {
             1 => vec(any::<u8>(), 1..24),
         ]
     };
-    let attrs = (
-        -2i32..6,
-        prop_oneof![Just(0o644u32), Just(0o7777), Just(0o10000), any::<u32>()],
-    )
-        .prop_map(|(kind, mode)| Attrs {
-            kind,
-            mode,
-            ..Attrs::default()
-        });
+    let attrs = (-2i32..6, prop_oneof![Just(0o644u32), Just(0o7777), Just(0o10000), any::<u32>()])
+        .prop_map(|(kind, mode)| Attrs { kind, mode, ..Attrs::default() });
     (
         prop_oneof![1 => Just(0u64), 3 => Just(1), 3 => Just(fixture.subdir), 1 => any::<u64>()],
         prop_oneof![4 => Just(0u32), 1 => Just(1), 1 => Just(2), 1 => any::<u32>()],
@@ -235,28 +193,23 @@ fn parts(fixture: &Fixture) -> impl Strategy<Value = Parts> {
         prop_oneof![Just(0u32), Just(1), Just(4096), Just(4097), any::<u32>()],
         0usize..4,
     )
-        .prop_map(
-            |(dir, partition, name, other_name, attrs, id, flag, bitmap, limit, entries)| Parts {
-                dir,
-                partition,
-                name,
-                other_name,
-                attrs,
-                id,
-                flag,
-                bitmap,
-                limit,
-                entries,
-            },
-        )
+        .prop_map(|(dir, partition, name, other_name, attrs, id, flag, bitmap, limit, entries)| Parts {
+            dir,
+            partition,
+            name,
+            other_name,
+            attrs,
+            id,
+            flag,
+            bitmap,
+            limit,
+            entries,
+        })
 }
 
 /// A well-formed protobuf encoding of request type `kind` built from `p`.
 fn encode(kind: usize, p: &Parts) -> Vec<u8> {
-    let partition = PartitionRef {
-        dir: p.dir,
-        partition: p.partition,
-    };
+    let partition = PartitionRef { dir: p.dir, partition: p.partition };
     let at = Some(partition);
     let meta = DirMeta {
         id: p.dir,
@@ -269,11 +222,7 @@ fn encode(kind: usize, p: &Parts) -> Vec<u8> {
     };
     let entries: Vec<Entry> = (0..p.entries)
         .map(|i| Entry {
-            name: if i % 2 == 0 {
-                p.name.clone()
-            } else {
-                p.other_name.clone()
-            },
+            name: if i % 2 == 0 { p.name.clone() } else { p.other_name.clone() },
             id: p.id,
             attrs: p.attrs,
         })
@@ -287,36 +236,18 @@ fn encode(kind: usize, p: &Parts) -> Vec<u8> {
             replace_id: if p.flag { p.id } else { 0 },
         }
         .encode_to_vec(),
-        1 => LookupRequest {
-            at,
-            name: p.name.clone(),
-        }
-        .encode_to_vec(),
-        2 => UnlinkRequest {
-            at,
-            name: p.name.clone(),
-            expect_id: p.id,
-            directory: p.flag,
-        }
-        .encode_to_vec(),
+        1 => LookupRequest { at, name: p.name.clone() }.encode_to_vec(),
+        2 => UnlinkRequest { at, name: p.name.clone(), expect_id: p.id, directory: p.flag }.encode_to_vec(),
         3 => RenameRequest {
             from: at,
             from_name: p.name.clone(),
-            to: Some(PartitionRef {
-                dir: if p.flag { p.dir } else { p.id },
-                partition: p.partition,
-            }),
+            to: Some(PartitionRef { dir: if p.flag { p.dir } else { p.id }, partition: p.partition }),
             to_name: p.other_name.clone(),
             expect_id: p.id,
             replace_id: 0,
         }
         .encode_to_vec(),
-        4 => ReadPartitionRequest {
-            at,
-            after: p.name.clone(),
-            limit: p.limit,
-        }
-        .encode_to_vec(),
+        4 => ReadPartitionRequest { at, after: p.name.clone(), limit: p.limit }.encode_to_vec(),
         5 => CreateDirRequest {
             parent: p.dir,
             attrs: p.attrs,
@@ -325,65 +256,35 @@ fn encode(kind: usize, p: &Parts) -> Vec<u8> {
         }
         .encode_to_vec(),
         6 | 7 | 12 => DirRequest { dir: p.dir }.encode_to_vec(),
-        8 => SetParentRequest {
-            dir: p.dir,
-            parent: p.id,
-        }
-        .encode_to_vec(),
+        8 => SetParentRequest { dir: p.dir, parent: p.id }.encode_to_vec(),
         9 => InitPartitionsRequest { meta: Some(meta) }.encode_to_vec(),
         10 => SealRequest { at, seal: p.flag }.encode_to_vec(),
         11 => partition.encode_to_vec(),
-        13 => InstallSplitRequest {
-            at,
-            reset: p.flag,
-            entries,
-            activate: !p.flag,
-            bitmap: p.bitmap.clone(),
-        }
-        .encode_to_vec(),
-        _ => MergeBitmapRequest {
-            dir: p.dir,
-            bitmap: p.bitmap.clone(),
-        }
-        .encode_to_vec(),
+        13 => InstallSplitRequest { at, reset: p.flag, entries, activate: !p.flag, bitmap: p.bitmap.clone() }
+            .encode_to_vec(),
+        _ => MergeBitmapRequest { dir: p.dir, bitmap: p.bitmap.clone() }.encode_to_vec(),
     }
 }
 
 #[test]
 fn request_decoding_never_panics_and_rejections_change_nothing() {
     let fixture = Fixture::new();
-    let config = Config {
-        cases: 600,
-        failure_persistence: None,
-        ..Config::default()
-    };
+    let config = Config { cases: 600, failure_persistence: None, ..Config::default() };
 
     // Arbitrary bytes: mostly undecodable, sometimes a strange but decodable request.
     let mut runner = TestRunner::new(config.clone());
     runner
-        .run(
-            &(0..REQUEST_KINDS, vec(any::<u8>(), 0..200)),
-            |(kind, bytes)| fixture.check(kind, &bytes),
-        )
+        .run(&(0..REQUEST_KINDS, vec(any::<u8>(), 0..200)), |(kind, bytes)| fixture.check(kind, &bytes))
         .unwrap();
 
     // Well-formed encodings with edge-case fields: exercises validation and in-band refusals.
-    let mut runner = TestRunner::new(Config {
-        cases: 3000,
-        ..config
-    });
+    let mut runner = TestRunner::new(Config { cases: 3000, ..config });
     runner
-        .run(&(0..REQUEST_KINDS, parts(&fixture)), |(kind, parts)| {
-            fixture.check(kind, &encode(kind, &parts))
-        })
+        .run(&(0..REQUEST_KINDS, parts(&fixture)), |(kind, parts)| fixture.check(kind, &encode(kind, &parts)))
         .unwrap();
 
     // The seeded entries that no accepted request removed are still readable: the server works.
-    let listing = fixture
-        .runtime
-        .block_on(fixture.core.partition_stats(DirRequest {
-            dir: fixture.subdir,
-        }))
-        .unwrap();
+    let listing =
+        fixture.runtime.block_on(fixture.core.partition_stats(DirRequest { dir: fixture.subdir })).unwrap();
     assert!(listing.failure.is_none());
 }

@@ -69,23 +69,12 @@ fn python_vectors() -> Vec<Value> {
         .arg(ORACLE)
         .output()
         .expect("python3 runs (the placement oracle needs it)");
-    assert!(
-        output.status.success(),
-        "oracle failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    serde_json::from_slice::<Value>(&output.stdout)
-        .unwrap()
-        .as_array()
-        .unwrap()
-        .clone()
+    assert!(output.status.success(), "oracle failed: {}", String::from_utf8_lossy(&output.stderr));
+    serde_json::from_slice::<Value>(&output.stdout).unwrap().as_array().unwrap().clone()
 }
 
 fn unhex(hex: &str) -> Vec<u8> {
-    (0..hex.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
-        .collect()
+    (0..hex.len()).step_by(2).map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap()).collect()
 }
 
 #[test]
@@ -104,12 +93,7 @@ fn placements_match_the_orangefs_algorithm_computed_in_python() {
         assert_eq!(decoded, bitmap);
         for (index, level) in case["levels"].as_object().unwrap() {
             let index: u32 = index.parse().unwrap();
-            assert_eq!(
-                u64::from(bitmap.level(index)),
-                level.as_u64().unwrap(),
-                "n={n} {}",
-                bitmap.render()
-            );
+            assert_eq!(u64::from(bitmap.level(index)), level.as_u64().unwrap(), "n={n} {}", bitmap.render());
         }
         if bitmap.count_active() > 1 {
             splits_seen += 1;

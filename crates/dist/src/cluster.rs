@@ -146,6 +146,15 @@ impl Cluster {
         }
     }
 
+    /// Byte messages between this cluster's processes, for layers above the walk.
+    pub fn messenger(&self) -> crate::Messenger<'_> {
+        match &self.kind {
+            Kind::Local => crate::Messenger::local(),
+            #[cfg(feature = "mpi")]
+            Kind::Mpi(w) => crate::Messenger::mpi(w.messenger()),
+        }
+    }
+
     /// Delivers every rank's remaining output to rank 0 and prints it there. Collective.
     pub fn finish_output(&self) {
         #[cfg(feature = "mpi")]

@@ -12,6 +12,7 @@
 //! single local process and every call is the plain engine's.
 
 mod cluster;
+mod messenger;
 #[cfg(feature = "mpi")]
 mod mpi;
 pub mod safra;
@@ -20,5 +21,6 @@ pub mod stats;
 pub mod victims;
 
 pub use cluster::{Cluster, Plan};
+pub use messenger::Messenger;
 pub use sched_kind::SchedKind;
 pub use stats::{ClusterStats, RankStats};

@@ -135,14 +135,9 @@ pub fn run(target: &dyn Target, team: &dyn Team, plan: BenchPlan) -> Result<Opti
 /// working), so the others never wait forever.
 fn run_member(target: &dyn Target, member: &dyn Member, plan: BenchPlan) -> RankReport {
     let rank = member.rank();
-    let mut report = RankReport {
-        rank,
-        ..RankReport::default()
-    };
+    let mut report = RankReport { rank, ..RankReport::default() };
     let mut failure: Option<Error> = None;
-    let names: Vec<String> = (0..plan.files_per_client)
-        .map(|index| file_name(rank, index))
-        .collect();
+    let names: Vec<String> = (0..plan.files_per_client).map(|index| file_name(rank, index)).collect();
     let mut session: Option<Box<dyn Session>> = None;
     attempt(&mut failure, || {
         session = Some(target.connect()?);
@@ -158,9 +153,7 @@ fn run_member(target: &dyn Target, member: &dyn Member, plan: BenchPlan) -> Rank
         let mut seconds = [0.0; 3];
         for (slot, phase) in Phase::ALL.into_iter().enumerate() {
             let start = Instant::now();
-            attempt(&mut failure, || {
-                session_mut(&mut session)?.run(phase, &names)
-            });
+            attempt(&mut failure, || session_mut(&mut session)?.run(phase, &names));
             seconds[slot] = start.elapsed().as_secs_f64();
             member.barrier();
             if phase == Phase::Create && rank == 0 {
@@ -193,7 +186,5 @@ fn attempt(failure: &mut Option<Error>, step: impl FnOnce() -> Result<()>) {
 }
 
 fn session_mut(session: &mut Option<Box<dyn Session>>) -> Result<&mut Box<dyn Session>> {
-    session
-        .as_mut()
-        .ok_or_else(|| Error::io("client has no session"))
+    session.as_mut().ok_or_else(|| Error::io("client has no session"))
 }

@@ -70,10 +70,7 @@ impl BenchReport {
             .map(|(slot, phase)| {
                 let rates = (0..plan.iterations)
                     .map(|iteration| {
-                        let slowest = reports
-                            .iter()
-                            .map(|r| r.seconds[iteration][slot])
-                            .fold(0.0, f64::max);
+                        let slowest = reports.iter().map(|r| r.seconds[iteration][slot]).fold(0.0, f64::max);
                         operations / slowest.max(1e-9)
                     })
                     .collect();
@@ -82,9 +79,7 @@ impl BenchReport {
             .collect();
         let mut probes: Option<ProbeHistogram> = None;
         for histogram in reports.iter().filter_map(|r| r.probes.as_ref()) {
-            probes
-                .get_or_insert_with(ProbeHistogram::default)
-                .merge(histogram);
+            probes.get_or_insert_with(ProbeHistogram::default).merge(histogram);
         }
         Self {
             target,
@@ -110,16 +105,10 @@ impl BenchReport {
             self.target, self.clients, self.files_per_client, self.iterations
         );
         let _ = writeln!(out, "SUMMARY rate: (of {} iterations)", self.iterations);
-        let _ = writeln!(
-            out,
-            "   {:<24}{:>15}{:>15}{:>15}{:>15}",
-            "Operation", "Max", "Min", "Mean", "Std Dev"
-        );
-        let _ = writeln!(
-            out,
-            "   {:<24}{:>15}{:>15}{:>15}{:>15}",
-            "---------", "---", "---", "----", "-------"
-        );
+        let _ =
+            writeln!(out, "   {:<24}{:>15}{:>15}{:>15}{:>15}", "Operation", "Max", "Min", "Mean", "Std Dev");
+        let _ =
+            writeln!(out, "   {:<24}{:>15}{:>15}{:>15}{:>15}", "---------", "---", "---", "----", "-------");
         for phase in &self.phases {
             let _ = writeln!(
                 out,
@@ -171,8 +160,7 @@ impl BenchReport {
         if let Some(servers) = &self.servers {
             let per_sync = servers.requests as f64 / servers.commits.max(1) as f64;
             let sync_ms = servers.sync_seconds * 1e3 / servers.commits.max(1) as f64;
-            let syncing =
-                servers.sync_seconds / (self.wall_seconds * servers.servers.max(1) as f64);
+            let syncing = servers.sync_seconds / (self.wall_seconds * servers.servers.max(1) as f64);
             let _ = writeln!(
                 out,
                 "Group commit: {} requests in {} journal syncs ({per_sync:.1} per sync, {sync_ms:.2} ms \
@@ -198,31 +186,25 @@ mod tests {
 
     #[test]
     fn rate_uses_the_slowest_client_and_mdtest_statistics() {
-        let plan = BenchPlan {
-            files_per_client: 100,
-            iterations: 2,
-        };
-        let rank = |seconds: Vec<[f64; 3]>| RankReport {
-            seconds,
-            ..RankReport::default()
-        };
+        let plan = BenchPlan { files_per_client: 100, iterations: 2 };
+        let rank = |seconds: Vec<[f64; 3]>| RankReport { seconds, ..RankReport::default() };
         // Two clients: the slower one decides each phase's rate.
-        let reports = [
-            rank(vec![[1.0, 0.5, 0.25], [2.0, 0.5, 0.5]]),
-            rank(vec![[0.5, 1.0, 0.25], [1.0, 0.25, 0.5]]),
-        ];
+        let reports =
+            [rank(vec![[1.0, 0.5, 0.25], [2.0, 0.5, 0.5]]), rank(vec![[0.5, 1.0, 0.25], [1.0, 0.25, 0.5]])];
         let report = BenchReport::new("t".into(), plan, &reports, None, 1.0);
         let creation = &report.phases[0];
         assert_eq!(creation.rates, [200.0, 100.0]);
-        assert_eq!(
-            (creation.max, creation.min, creation.mean),
-            (200.0, 100.0, 150.0)
-        );
+        assert_eq!((creation.max, creation.min, creation.mean), (200.0, 100.0, 150.0));
         assert_eq!(creation.std_dev, 50.0);
         assert_eq!(report.phases[1].rates, [200.0, 400.0]);
         assert_eq!(report.phases[2].rates, [800.0, 400.0]);
         let text = report.render();
         assert!(text.contains("SUMMARY rate: (of 2 iterations)"));
-        assert!(text.contains("   File creation                   200.000        100.000        150.000         50.000"), "{text}");
+        assert!(
+            text.contains(
+                "   File creation                   200.000        100.000        150.000         50.000"
+            ),
+            "{text}"
+        );
     }
 }

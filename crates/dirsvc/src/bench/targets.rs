@@ -103,34 +103,20 @@ impl Target for DirsvcTarget {
             let _context = runtime.enter();
             Client::connect(&self.cluster)
         };
-        Ok(Box::new(DirsvcSession {
-            client: Arc::new(client),
-            runtime,
-            dir: 0,
-            window: self.window,
-        }))
+        Ok(Box::new(DirsvcSession { client: Arc::new(client), runtime, dir: 0, window: self.window }))
     }
 
     fn prepare(&self, iteration: usize) -> Result<()> {
         let name = shared_dir_name(iteration);
         let root = self.control.root();
-        self.runtime
-            .block_on(self.control.mkdir(root, name.as_bytes(), self.options))
-            .map(|_| ())
+        self.runtime.block_on(self.control.mkdir(root, name.as_bytes(), self.options)).map(|_| ())
     }
 
     fn balance(&self, iteration: usize) -> Result<Option<Balance>> {
         self.runtime.block_on(async {
-            let dir = self
-                .control
-                .resolve_dir(&shared_dir_name(iteration))
-                .await?;
+            let dir = self.control.resolve_dir(&shared_dir_name(iteration)).await?;
             let stats = self.control.partition_stats(dir).await?;
-            let entries: Vec<u64> = stats
-                .iter()
-                .filter(|p| p.active)
-                .map(|p| p.entries)
-                .collect();
+            let entries: Vec<u64> = stats.iter().filter(|p| p.active).map(|p| p.entries).collect();
             let splitting = stats.iter().filter(|p| p.splitting).count();
             Ok(Some(Balance::new(entries, splitting)))
         })
@@ -139,16 +125,13 @@ impl Target for DirsvcTarget {
     fn finish(&self, iteration: usize) -> Result<()> {
         let name = shared_dir_name(iteration);
         let root = self.control.root();
-        self.runtime
-            .block_on(self.control.rmdir(root, name.as_bytes()))
+        self.runtime.block_on(self.control.rmdir(root, name.as_bytes()))
     }
 
     fn server_counters(&self) -> Result<Option<ServerCounters>> {
         self.runtime.block_on(async {
-            let mut total = ServerCounters {
-                servers: self.control.server_count() as usize,
-                ..ServerCounters::default()
-            };
+            let mut total =
+                ServerCounters { servers: self.control.server_count() as usize, ..ServerCounters::default() };
             for server in 0..self.control.server_count() {
                 let ping = self.control.ping(server).await?;
                 total.commits += ping.commits;
@@ -171,11 +154,7 @@ struct DirsvcSession {
 async fn dirsvc_op(client: &Client, dir: u64, phase: Phase, name: &str) -> Result<()> {
     let name = name.as_bytes();
     match phase {
-        Phase::Create => {
-            client
-                .create(dir, name, FileKind::File, Owner::current(0o644))
-                .await
-        }
+        Phase::Create => client.create(dir, name, FileKind::File, Owner::current(0o644)).await,
         Phase::Stat => client.lookup(dir, name).await,
         Phase::Remove => client.unlink(dir, name).await,
     }
@@ -184,9 +163,7 @@ async fn dirsvc_op(client: &Client, dir: u64, phase: Phase, name: &str) -> Resul
 
 impl Session for DirsvcSession {
     fn open(&mut self, iteration: usize) -> Result<()> {
-        self.dir = self
-            .runtime
-            .block_on(self.client.resolve_dir(&shared_dir_name(iteration)))?;
+        self.dir = self.runtime.block_on(self.client.resolve_dir(&shared_dir_name(iteration)))?;
         Ok(())
     }
 
@@ -238,10 +215,7 @@ impl Target for PosixTarget {
     }
 
     fn connect(&self) -> Result<Box<dyn Session>> {
-        Ok(Box::new(PosixSession {
-            base: self.base.clone(),
-            dir: PathBuf::new(),
-        }))
+        Ok(Box::new(PosixSession { base: self.base.clone(), dir: PathBuf::new() }))
     }
 
     fn prepare(&self, iteration: usize) -> Result<()> {
@@ -278,11 +252,7 @@ impl Session for PosixSession {
         for name in names {
             let path = self.dir.join(name);
             let done = match phase {
-                Phase::Create => fs::OpenOptions::new()
-                    .write(true)
-                    .create_new(true)
-                    .open(&path)
-                    .map(drop),
+                Phase::Create => fs::OpenOptions::new().write(true).create_new(true).open(&path).map(drop),
                 Phase::Stat => fs::symlink_metadata(&path).map(drop),
                 Phase::Remove => fs::remove_file(&path),
             };

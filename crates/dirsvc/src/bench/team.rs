@@ -57,23 +57,14 @@ impl Team for ThreadTeam {
         std::thread::scope(|scope| {
             let handles: Vec<_> = (0..self.size)
                 .map(|rank| {
-                    let member = ThreadMember {
-                        rank,
-                        size: self.size,
-                        barrier: &barrier,
-                    };
+                    let member = ThreadMember { rank, size: self.size, barrier: &barrier };
                     std::thread::Builder::new()
                         .name(format!("bench-client-{rank}"))
                         .spawn_scoped(scope, move || work(&member))
                         .expect("spawn a benchmark client thread")
                 })
                 .collect();
-            Some(
-                handles
-                    .into_iter()
-                    .map(|h| h.join().expect("benchmark client thread panicked"))
-                    .collect(),
-            )
+            Some(handles.into_iter().map(|h| h.join().expect("benchmark client thread panicked")).collect())
         })
     }
 }

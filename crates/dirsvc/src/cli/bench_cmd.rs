@@ -95,14 +95,9 @@ impl Drop for TemporaryCluster {
 
 pub fn bench(args: BenchArgs) -> Result<()> {
     if args.clients == 0 || args.files == 0 || args.iterations == 0 {
-        return Err(Error::invalid(
-            "clients, files and iterations must be at least 1",
-        ));
+        return Err(Error::invalid("clients, files and iterations must be at least 1"));
     }
-    let plan = BenchPlan {
-        files_per_client: args.files,
-        iterations: args.iterations,
-    };
+    let plan = BenchPlan { files_per_client: args.files, iterations: args.iterations };
     let team = ThreadTeam { size: args.clients };
     let mut reports: Vec<BenchReport> = Vec::new();
     let mut temporary = None;
@@ -119,16 +114,9 @@ pub fn bench(args: BenchArgs) -> Result<()> {
                     root_partitions: servers as u32,
                     split_threshold: DEFAULT_SPLIT_THRESHOLD,
                 };
-                let (cluster, started) = launcher::start_cluster(
-                    &dir,
-                    &cluster_plan,
-                    &ServerCommand::current_canopy()?,
-                )?;
-                let running = TemporaryCluster {
-                    cluster: cluster.clone(),
-                    started,
-                    keep: args.keep,
-                };
+                let (cluster, started) =
+                    launcher::start_cluster(&dir, &cluster_plan, &ServerCommand::current_canopy()?)?;
+                let running = TemporaryCluster { cluster: cluster.clone(), started, keep: args.keep };
                 temporary = Some(running);
                 cluster
             }
@@ -138,8 +126,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
                 ));
             }
         };
-        let target =
-            DirsvcTarget::new(&cluster, args.partitions, args.split_threshold, args.window)?;
+        let target = DirsvcTarget::new(&cluster, args.partitions, args.split_threshold, args.window)?;
         reports.extend(run_and_show(&target, &team, plan, args.json)?);
     }
     if let Some(base) = &args.posix {

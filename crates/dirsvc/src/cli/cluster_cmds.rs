@@ -23,12 +23,7 @@ Examples:
   canopy dirsvc serve --cluster /tmp/one --listen 0.0.0.0:7411")]
 pub struct ServeArgs {
     /// Cluster directory; created as a one-server cluster if it holds none
-    #[arg(
-        long,
-        visible_alias = "data",
-        env = "CANOPY_DIRSVC_CLUSTER",
-        value_name = "DIR"
-    )]
+    #[arg(long, visible_alias = "data", env = "CANOPY_DIRSVC_CLUSTER", value_name = "DIR")]
     cluster: PathBuf,
     /// Which server of the cluster this is
     #[arg(long, default_value_t = 0)]
@@ -104,9 +99,7 @@ pub fn start(args: StartArgs) -> Result<()> {
         (Some(n), _) => n,
         (None, true) => Cluster::load(&args.data)?.config.servers.len(),
         (None, false) => {
-            return Err(crate::error::Error::invalid(
-                "a new cluster needs --servers N",
-            ));
+            return Err(crate::error::Error::invalid("a new cluster needs --servers N"));
         }
     };
     let plan = ClusterPlan {
@@ -115,18 +108,13 @@ pub fn start(args: StartArgs) -> Result<()> {
         root_partitions: args.root_partitions.unwrap_or(servers as u32),
         split_threshold: args.split_threshold,
     };
-    let (cluster, started) =
-        launcher::start_cluster(&args.data, &plan, &ServerCommand::current_canopy()?)?;
+    let (cluster, started) = launcher::start_cluster(&args.data, &plan, &ServerCommand::current_canopy()?)?;
     let rows: Vec<ServerRow> = (0..cluster.config.server_count())
         .map(|index| ServerRow {
             index,
             address: cluster.config.servers[index as usize].to_string(),
             pid: launcher::running_pid(&cluster, index),
-            state: if started.iter().any(|s| s.index == index) {
-                "started"
-            } else {
-                "already running"
-            },
+            state: if started.iter().any(|s| s.index == index) { "started" } else { "already running" },
         })
         .collect();
     if args.json {
@@ -172,11 +160,7 @@ pub fn stop(args: StopArgs) -> Result<()> {
         println!("no server of {} was running", cluster.dir.display());
     }
     for (index, pid, killed) in stopped {
-        let how = if killed {
-            "killed (SIGKILL)"
-        } else {
-            "stopped"
-        };
+        let how = if killed { "killed (SIGKILL)" } else { "stopped" };
         println!("server {index} (pid {pid}) {how}");
     }
     Ok(())

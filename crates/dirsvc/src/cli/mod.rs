@@ -100,8 +100,5 @@ fn parse_mode(text: &str) -> std::result::Result<u32, String> {
 }
 
 fn print_json(value: &impl serde::Serialize) {
-    println!(
-        "{}",
-        serde_json::to_string_pretty(value).expect("report serialises")
-    );
+    println!("{}", serde_json::to_string_pretty(value).expect("report serialises"));
 }

@@ -50,10 +50,7 @@ pub fn mkdir(args: MkdirArgs) -> Result<()> {
             initial_partitions: args.partitions,
             split_threshold: args.split_threshold,
         };
-        client
-            .mkdir(parent, name.as_bytes(), options)
-            .await
-            .map(drop)
+        client.mkdir(parent, name.as_bytes(), options).await.map(drop)
     })
 }
 
@@ -80,12 +77,7 @@ pub fn create(args: CreateArgs) -> Result<()> {
         for path in &args.paths {
             let (dir, name) = client.resolve_parent(path).await?;
             client
-                .create(
-                    dir,
-                    name.as_bytes(),
-                    FileKind::File,
-                    Owner::current(args.mode),
-                )
+                .create(dir, name.as_bytes(), FileKind::File, Owner::current(args.mode))
                 .await
                 .map_err(|e| in_path(path, e))?;
         }
@@ -178,18 +170,11 @@ pub fn stat(args: StatArgs) -> Result<()> {
     println!("path       {}", report.path);
     println!("id         {:#018x}", report.id);
     println!("kind       {}", format!("{:?}", a.kind).to_lowercase());
-    println!(
-        "mode       {:o}  uid {}  gid {}  size {}",
-        a.mode, a.uid, a.gid, a.size
-    );
+    println!("mode       {:o}  uid {}  gid {}  size {}", a.mode, a.uid, a.gid, a.size);
     println!("mtime      {}", seconds(a.mtime_ns));
     println!("ctime      {}", seconds(a.ctime_ns));
     if let (Some(bitmap), Some(threshold)) = (&report.bitmap, report.split_threshold) {
-        let threshold = if threshold == 0 {
-            "never".to_string()
-        } else {
-            threshold.to_string()
-        };
+        let threshold = if threshold == 0 { "never".to_string() } else { threshold.to_string() };
         println!("bitmap     {bitmap}  (split threshold {threshold})");
         println!("partition  server  address                active  level  entries");
         for p in &report.partitions {
@@ -209,11 +194,7 @@ pub fn stat(args: StatArgs) -> Result<()> {
 }
 
 fn seconds(ns: i64) -> String {
-    format!(
-        "{}.{:09}",
-        ns.div_euclid(1_000_000_000),
-        ns.rem_euclid(1_000_000_000)
-    )
+    format!("{}.{:09}", ns.div_euclid(1_000_000_000), ns.rem_euclid(1_000_000_000))
 }
 
 /// List a directory (all partitions)
@@ -293,10 +274,7 @@ pub fn rm(args: RmArgs) -> Result<()> {
     with_client(&cluster, |client| async move {
         for path in &args.paths {
             let (dir, name) = client.resolve_parent(path).await?;
-            client
-                .unlink(dir, name.as_bytes())
-                .await
-                .map_err(|e| in_path(path, e))?;
+            client.unlink(dir, name.as_bytes()).await.map_err(|e| in_path(path, e))?;
         }
         Ok(())
     })
@@ -318,10 +296,7 @@ pub fn rmdir(args: RmdirArgs) -> Result<()> {
     with_client(&cluster, |client| async move {
         for path in &args.paths {
             let (dir, name) = client.resolve_parent(path).await?;
-            client
-                .rmdir(dir, name.as_bytes())
-                .await
-                .map_err(|e| in_path(path, e))?;
+            client.rmdir(dir, name.as_bytes()).await.map_err(|e| in_path(path, e))?;
         }
         Ok(())
     })
@@ -347,10 +322,7 @@ pub fn mv(args: MvArgs) -> Result<()> {
     with_client(&cluster, |client| async move {
         let (src_dir, src_name) = client.resolve_parent(&args.source).await?;
         let (dst_dir, dst_name) = client.resolve_parent(&args.destination).await?;
-        client
-            .rename(src_dir, src_name.as_bytes(), dst_dir, dst_name.as_bytes())
-            .await
-            .map(drop)
+        client.rename(src_dir, src_name.as_bytes(), dst_dir, dst_name.as_bytes()).await.map(drop)
     })
 }
 
@@ -392,14 +364,8 @@ pub fn locate(args: LocateArgs) -> Result<()> {
         placement.tree_height,
         crate::mapping::low_bits(placement.hash, placement.tree_height)
     );
-    println!(
-        "bitmap     {}  ({} partitions)",
-        placement.bitmap, placement.partitions
-    );
-    println!(
-        "partition  {}  (level {})",
-        placement.partition, placement.level
-    );
+    println!("bitmap     {}  ({} partitions)", placement.bitmap, placement.partitions);
+    println!("partition  {}  (level {})", placement.partition, placement.level);
     println!("server     {}  {}", placement.server, placement.address);
     Ok(())
 }

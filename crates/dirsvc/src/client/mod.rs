@@ -21,8 +21,8 @@ use crate::ids::{ROOT_ID, home_server};
 use crate::mapping::{Bitmap, name_hash, tree_height};
 use crate::names::validate_name;
 use crate::proto::{
-    Attrs, CreateRequest, DirMeta, DirRequest, FailureKind, LookupRequest, PartitionRef,
-    PartitionStat, PingReply, PingRequest, UnlinkRequest,
+    Attrs, CreateRequest, DirMeta, DirRequest, FailureKind, LookupRequest, PartitionRef, PartitionStat,
+    PingReply, PingRequest, UnlinkRequest,
 };
 use crate::transport::{RpcClient, connect_lazy};
 
@@ -91,16 +91,9 @@ pub struct Client {
 }
 
 enum Routed {
-    Create {
-        attrs: Attrs,
-        id: u64,
-        replace_id: u64,
-    },
+    Create { attrs: Attrs, id: u64, replace_id: u64 },
     Lookup,
-    Unlink {
-        expect_id: u64,
-        directory: bool,
-    },
+    Unlink { expect_id: u64, directory: bool },
 }
 
 impl Client {
@@ -108,12 +101,7 @@ impl Client {
     /// (the one that will drive the client).
     pub fn connect(cluster: &Cluster) -> Self {
         Self {
-            servers: cluster
-                .config
-                .servers
-                .iter()
-                .map(|&addr| connect_lazy(addr, &cluster.secret))
-                .collect(),
+            servers: cluster.config.servers.iter().map(|&addr| connect_lazy(addr, &cluster.secret)).collect(),
             cluster: cluster.clone(),
             dirs: Mutex::new(HashMap::new()),
             stats: ProbeStats::default(),
@@ -141,10 +129,7 @@ impl Client {
         self.servers.get(server as usize).cloned().ok_or_else(|| {
             Error::new(
                 ErrorKind::Protocol,
-                format!(
-                    "server {server} is not in this {}-server cluster",
-                    self.servers.len()
-                ),
+                format!("server {server} is not in this {}-server cluster", self.servers.len()),
             )
         })
     }
@@ -190,9 +175,8 @@ impl Client {
             self.forget_dir(dir);
             return Err(Error::from_failure(&failure));
         }
-        let meta = reply
-            .meta
-            .ok_or_else(|| Error::new(ErrorKind::Protocol, "directory reply without metadata"))?;
+        let meta =
+            reply.meta.ok_or_else(|| Error::new(ErrorKind::Protocol, "directory reply without metadata"))?;
         Ok(self.remember(DirInfo::from_meta(&meta)?))
     }
 
@@ -236,31 +220,13 @@ impl Client {
             let mut rpc = self.rpc(server)?;
             probes += 1;
             let reply = match *op {
-                Routed::Create {
-                    attrs,
-                    id,
-                    replace_id,
-                } => {
-                    let request = CreateRequest {
-                        at,
-                        name,
-                        attrs: Some(attrs),
-                        id,
-                        replace_id,
-                    };
+                Routed::Create { attrs, id, replace_id } => {
+                    let request = CreateRequest { at, name, attrs: Some(attrs), id, replace_id };
                     rpc.create(request).await
                 }
                 Routed::Lookup => rpc.lookup(LookupRequest { at, name }).await,
-                Routed::Unlink {
-                    expect_id,
-                    directory,
-                } => {
-                    let request = UnlinkRequest {
-                        at,
-                        name,
-                        expect_id,
-                        directory,
-                    };
+                Routed::Unlink { expect_id, directory } => {
+                    let request = UnlinkRequest { at, name, expect_id, directory };
                     rpc.unlink(request).await
                 }
             }
@@ -269,9 +235,8 @@ impl Client {
             match reply.failure {
                 None => {
                     self.stats.record(probes);
-                    let entry = reply
-                        .entry
-                        .ok_or_else(|| Error::new(ErrorKind::Protocol, "reply without entry"))?;
+                    let entry =
+                        reply.entry.ok_or_else(|| Error::new(ErrorKind::Protocol, "reply without entry"))?;
                     return DirEntry::from_proto(entry);
                 }
                 Some(failure) if failure.kind() == FailureKind::WrongPartition => {
@@ -292,13 +257,7 @@ impl Client {
     }
 
     /// Creates a file (or symlink entry) named `name` in directory `dir`.
-    pub async fn create(
-        &self,
-        dir: u64,
-        name: &[u8],
-        kind: FileKind,
-        owner: Owner,
-    ) -> Result<DirEntry> {
+    pub async fn create(&self, dir: u64, name: &[u8], kind: FileKind, owner: Owner) -> Result<DirEntry> {
         if kind == FileKind::Directory {
             return Err(Error::invalid("use mkdir to create directories"));
         }
@@ -309,11 +268,7 @@ impl Client {
             gid: owner.gid,
             ..Attrs::default()
         };
-        let op = Routed::Create {
-            attrs,
-            id: 0,
-            replace_id: 0,
-        };
+        let op = Routed::Create { attrs, id: 0, replace_id: 0 };
         self.route(dir, name, &op).await
     }
 
@@ -324,10 +279,7 @@ impl Client {
 
     /// Removes a non-directory entry.
     pub async fn unlink(&self, dir: u64, name: &[u8]) -> Result<DirEntry> {
-        let op = Routed::Unlink {
-            expect_id: 0,
-            directory: false,
-        };
+        let op = Routed::Unlink { expect_id: 0, directory: false };
         self.route(dir, name, &op).await
     }
 
@@ -422,37 +374,22 @@ impl Client {
 
     /// Resolves a slash-separated path from the root.
     pub async fn resolve(&self, path: &str) -> Result<Resolved> {
-        let mut current = Resolved {
-            id: ROOT_ID,
-            attrs: self.dir_info(ROOT_ID).await?.attrs,
-        };
+        let mut current = Resolved { id: ROOT_ID, attrs: self.dir_info(ROOT_ID).await?.attrs };
         let mut walked = String::new();
         for component in path.split('/').filter(|c| !c.is_empty() && *c != ".") {
             if current.attrs.kind != FileKind::Directory {
-                return Err(Error::new(
-                    ErrorKind::NotDirectory,
-                    format!("{walked} is not a directory"),
-                ));
+                return Err(Error::new(ErrorKind::NotDirectory, format!("{walked} is not a directory")));
             }
             walked.push('/');
             walked.push_str(component);
-            let entry = self
-                .lookup(current.id, component.as_bytes())
-                .await
-                .map_err(|e| {
-                    if e.kind == ErrorKind::NotFound {
-                        Error::new(
-                            ErrorKind::NotFound,
-                            format!("{walked}: no such file or directory"),
-                        )
-                    } else {
-                        e
-                    }
-                })?;
-            current = Resolved {
-                id: entry.id,
-                attrs: entry.attrs,
-            };
+            let entry = self.lookup(current.id, component.as_bytes()).await.map_err(|e| {
+                if e.kind == ErrorKind::NotFound {
+                    Error::new(ErrorKind::NotFound, format!("{walked}: no such file or directory"))
+                } else {
+                    e
+                }
+            })?;
+            current = Resolved { id: entry.id, attrs: entry.attrs };
         }
         Ok(current)
     }
@@ -461,10 +398,7 @@ impl Client {
     pub async fn resolve_dir(&self, path: &str) -> Result<u64> {
         let resolved = self.resolve(path).await?;
         if resolved.attrs.kind != FileKind::Directory {
-            return Err(Error::new(
-                ErrorKind::NotDirectory,
-                format!("{path} is not a directory"),
-            ));
+            return Err(Error::new(ErrorKind::NotDirectory, format!("{path} is not a directory")));
         }
         Ok(resolved.id)
     }

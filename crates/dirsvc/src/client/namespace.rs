@@ -8,8 +8,8 @@ use crate::ids::{ROOT_ID, home_server};
 use crate::mapping::name_hash;
 use crate::names::validate_name;
 use crate::proto::{
-    Attrs, CreateDirRequest, DirMeta, DirRequest, FailureKind, InitPartitionsRequest, Kind,
-    PartitionRef, RenameRequest, SealRequest, SetParentRequest,
+    Attrs, CreateDirRequest, DirMeta, DirRequest, FailureKind, InitPartitionsRequest, Kind, PartitionRef,
+    RenameRequest, SealRequest, SetParentRequest,
 };
 
 /// Deepest directory nesting `rename` walks when checking a directory is not moved into itself.
@@ -35,9 +35,7 @@ impl Client {
             parent,
             attrs: Some(attrs),
             initial_partitions: options.initial_partitions,
-            split_threshold: options
-                .split_threshold
-                .unwrap_or(self.cluster.config.split_threshold),
+            split_threshold: options.split_threshold.unwrap_or(self.cluster.config.split_threshold),
         };
         let reply = self
             .rpc(meta_server)?
@@ -48,17 +46,12 @@ impl Client {
         if let Some(failure) = reply.failure {
             return Err(Error::from_failure(&failure));
         }
-        let meta = reply
-            .meta
-            .ok_or_else(|| Error::new(ErrorKind::Protocol, "mkdir reply without metadata"))?;
+        let meta =
+            reply.meta.ok_or_else(|| Error::new(ErrorKind::Protocol, "mkdir reply without metadata"))?;
         let info = super::DirInfo::from_meta(&meta)?;
         let linked = match self.init_partitions(&meta).await {
             Ok(()) => {
-                let op = Routed::Create {
-                    attrs: meta.attrs.unwrap_or_default(),
-                    id: meta.id,
-                    replace_id: 0,
-                };
+                let op = Routed::Create { attrs: meta.attrs.unwrap_or_default(), id: meta.id, replace_id: 0 };
                 self.route(parent, name, &op).await
             }
             Err(e) => Err(e),
@@ -88,17 +81,11 @@ impl Client {
             ));
         }
         if entry.id == ROOT_ID {
-            return Err(Error::new(
-                ErrorKind::Busy,
-                "the root directory cannot be removed",
-            ));
+            return Err(Error::new(ErrorKind::Busy, "the root directory cannot be removed"));
         }
         let info = self.fetch_dir(entry.id).await?;
         self.seal_all(entry.id, &info.servers).await?;
-        let op = Routed::Unlink {
-            expect_id: entry.id,
-            directory: true,
-        };
+        let op = Routed::Unlink { expect_id: entry.id, directory: true };
         if let Err(e) = self.route(parent, name, &op).await {
             self.unseal_all(entry.id, &info.servers).await;
             return Err(e);
@@ -140,19 +127,13 @@ impl Client {
                 (true, false) => {
                     return Err(Error::new(
                         ErrorKind::NotDirectory,
-                        format!(
-                            "cannot replace non-directory {} with a directory",
-                            target.name_lossy()
-                        ),
+                        format!("cannot replace non-directory {} with a directory", target.name_lossy()),
                     ));
                 }
                 (false, true) => {
                     return Err(Error::new(
                         ErrorKind::IsDirectory,
-                        format!(
-                            "cannot replace directory {} with a non-directory",
-                            target.name_lossy()
-                        ),
+                        format!("cannot replace directory {} with a non-directory", target.name_lossy()),
                     ));
                 }
                 (true, true) => {
@@ -164,14 +145,7 @@ impl Client {
             }
         }
         let replace_id = target.as_ref().map_or(0, |t| t.id);
-        let moved = self
-            .move_entry(
-                (src_dir, src_name),
-                (dst_dir, dst_name),
-                &source,
-                replace_id,
-            )
-            .await;
+        let moved = self.move_entry((src_dir, src_name), (dst_dir, dst_name), &source, replace_id).await;
         let entry = match moved {
             Ok(entry) => entry,
             Err(e) => {
@@ -186,14 +160,8 @@ impl Client {
         }
         if source.is_dir() && src_dir != dst_dir {
             let server = home_server(source.id);
-            let request = SetParentRequest {
-                dir: source.id,
-                parent: dst_dir,
-            };
-            self.rpc(server)?
-                .set_parent(request)
-                .await
-                .map_err(|s| self.status_error(server, &s))?;
+            let request = SetParentRequest { dir: source.id, parent: dst_dir };
+            self.rpc(server)?.set_parent(request).await.map_err(|s| self.status_error(server, &s))?;
             self.forget_dir(source.id);
         }
         Ok(entry)
@@ -214,30 +182,17 @@ impl Client {
             let to_partition = to.bitmap.partition_for(name_hash(dst_name));
             let server = from.servers[from_partition as usize];
             if server != to.servers[to_partition as usize] {
-                let link = Routed::Create {
-                    attrs: source.attrs.to_proto(),
-                    id: source.id,
-                    replace_id,
-                };
+                let link = Routed::Create { attrs: source.attrs.to_proto(), id: source.id, replace_id };
                 let linked = self.route(dst_dir, dst_name, &link).await?;
-                let unlink = Routed::Unlink {
-                    expect_id: source.id,
-                    directory: source.is_dir(),
-                };
+                let unlink = Routed::Unlink { expect_id: source.id, directory: source.is_dir() };
                 self.route(src_dir, src_name, &unlink).await?;
                 return Ok(linked);
             }
             probes += 1;
             let request = RenameRequest {
-                from: Some(PartitionRef {
-                    dir: src_dir,
-                    partition: from_partition,
-                }),
+                from: Some(PartitionRef { dir: src_dir, partition: from_partition }),
                 from_name: src_name.to_vec(),
-                to: Some(PartitionRef {
-                    dir: dst_dir,
-                    partition: to_partition,
-                }),
+                to: Some(PartitionRef { dir: dst_dir, partition: to_partition }),
                 to_name: dst_name.to_vec(),
                 expect_id: source.id,
                 replace_id,
@@ -251,9 +206,9 @@ impl Client {
             match reply.failure {
                 None => {
                     self.stats.record(probes);
-                    let entry = reply.entry.ok_or_else(|| {
-                        Error::new(ErrorKind::Protocol, "rename reply without entry")
-                    })?;
+                    let entry = reply
+                        .entry
+                        .ok_or_else(|| Error::new(ErrorKind::Protocol, "rename reply without entry"))?;
                     return DirEntry::from_proto(entry);
                 }
                 Some(failure) if failure.kind() == FailureKind::WrongPartition => {
@@ -292,9 +247,7 @@ impl Client {
 
     async fn init_partitions(&self, meta: &DirMeta) -> Result<()> {
         for server in 0..self.server_count() {
-            let request = InitPartitionsRequest {
-                meta: Some(meta.clone()),
-            };
+            let request = InitPartitionsRequest { meta: Some(meta.clone()) };
             let ack = self
                 .rpc(server)?
                 .init_partitions(request)
@@ -309,10 +262,7 @@ impl Client {
     }
 
     async fn seal(&self, server: u32, dir: u64, partition: u32, seal: bool) -> Result<()> {
-        let request = SealRequest {
-            at: Some(PartitionRef { dir, partition }),
-            seal,
-        };
+        let request = SealRequest { at: Some(PartitionRef { dir, partition }), seal };
         let ack = self
             .rpc(server)?
             .seal_partition(request)
@@ -345,10 +295,7 @@ impl Client {
     /// Drops every partition, then the metadata object (partitions first, as OrangeFS does).
     async fn destroy(&self, dir: u64, servers: &[u32]) -> Result<()> {
         for (partition, &server) in servers.iter().enumerate() {
-            let at = PartitionRef {
-                dir,
-                partition: partition as u32,
-            };
+            let at = PartitionRef { dir, partition: partition as u32 };
             // A partition never created (an interrupted mkdir) has nothing to drop.
             match self.seal(server, dir, partition as u32, true).await {
                 Err(e) if e.kind != ErrorKind::NotFound => return Err(e),
@@ -373,9 +320,7 @@ impl Client {
             .into_inner();
         self.forget_dir(dir);
         match reply.failure {
-            Some(failure) if failure.kind() != FailureKind::NotFound => {
-                Err(Error::from_failure(&failure))
-            }
+            Some(failure) if failure.kind() != FailureKind::NotFound => Err(Error::from_failure(&failure)),
             _ => Ok(()),
         }
     }

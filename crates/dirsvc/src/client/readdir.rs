@@ -36,12 +36,7 @@ pub struct DirLister<'c> {
 
 impl<'c> DirLister<'c> {
     pub(super) fn new(client: &'c Client, dir: u64) -> Self {
-        Self {
-            client,
-            dir,
-            queue: None,
-            page: PAGE,
-        }
+        Self { client, dir, queue: None, page: PAGE }
     }
 
     /// Smaller pages (tests use them to interleave splits with a listing).
@@ -70,10 +65,7 @@ impl<'c> DirLister<'c> {
         while let Some(cursor) = queue.front_mut() {
             let server = info.servers[cursor.partition as usize];
             let request = ReadPartitionRequest {
-                at: Some(PartitionRef {
-                    dir: self.dir,
-                    partition: cursor.partition,
-                }),
+                at: Some(PartitionRef { dir: self.dir, partition: cursor.partition }),
                 after: cursor.after.clone(),
                 limit: self.page,
             };
@@ -88,10 +80,7 @@ impl<'c> DirLister<'c> {
                 return Err(if failure.kind() == FailureKind::WrongPartition {
                     Error::new(
                         ErrorKind::Protocol,
-                        format!(
-                            "partition {} is not active: {}",
-                            cursor.partition, failure.message
-                        ),
+                        format!("partition {} is not active: {}", cursor.partition, failure.message),
                     )
                 } else {
                     Error::from_failure(&failure)

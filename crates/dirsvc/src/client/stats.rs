@@ -26,11 +26,7 @@ impl ProbeStats {
 
     pub fn snapshot(&self) -> ProbeHistogram {
         ProbeHistogram {
-            counts: self
-                .histogram
-                .iter()
-                .map(|c| c.load(Ordering::Relaxed))
-                .collect(),
+            counts: self.histogram.iter().map(|c| c.load(Ordering::Relaxed)).collect(),
             refreshes: self.refreshes.load(Ordering::Relaxed),
         }
     }
@@ -74,10 +70,7 @@ impl ProbeHistogram {
 
     /// The most probes any operation needed (0 when nothing was counted).
     pub fn max_probes(&self) -> usize {
-        self.counts
-            .iter()
-            .rposition(|&n| n > 0)
-            .map_or(0, |i| i + 1)
+        self.counts.iter().rposition(|&n| n > 0).map_or(0, |i| i + 1)
     }
 }
 
@@ -94,11 +87,7 @@ mod tests {
         }
         let delta = stats.snapshot().since(&before);
         assert_eq!(delta.counts[..2], [2, 1]);
-        assert_eq!(
-            delta.counts[BUCKETS - 1],
-            1,
-            "9 probes land in the last bucket"
-        );
+        assert_eq!(delta.counts[BUCKETS - 1], 1, "9 probes land in the last bucket");
         assert_eq!((delta.total(), delta.max_probes()), (4, BUCKETS));
     }
 }

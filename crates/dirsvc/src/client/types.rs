@@ -46,17 +46,10 @@ pub struct Attributes {
 
 impl Attributes {
     pub fn from_proto(attrs: Option<&Attrs>) -> Result<Self> {
-        let attrs = attrs.ok_or_else(|| {
-            Error::new(
-                crate::error::ErrorKind::Protocol,
-                "entry without attributes",
-            )
-        })?;
+        let attrs =
+            attrs.ok_or_else(|| Error::new(crate::error::ErrorKind::Protocol, "entry without attributes"))?;
         let kind = FileKind::from_proto(attrs.kind()).ok_or_else(|| {
-            Error::new(
-                crate::error::ErrorKind::Protocol,
-                format!("entry of unknown kind {}", attrs.kind),
-            )
+            Error::new(crate::error::ErrorKind::Protocol, format!("entry of unknown kind {}", attrs.kind))
         })?;
         Ok(Self {
             kind,
@@ -96,11 +89,7 @@ pub struct DirEntry {
 impl DirEntry {
     pub fn from_proto(entry: Entry) -> Result<Self> {
         let attrs = Attributes::from_proto(entry.attrs.as_ref())?;
-        Ok(Self {
-            name: entry.name,
-            id: entry.id,
-            attrs,
-        })
+        Ok(Self { name: entry.name, id: entry.id, attrs })
     }
 
     pub fn is_dir(&self) -> bool {
@@ -127,11 +116,7 @@ pub struct Owner {
 impl Owner {
     /// The calling process's user and group with the given permission bits.
     pub fn current(mode: u32) -> Self {
-        Self {
-            mode,
-            uid: rustix::process::getuid().as_raw(),
-            gid: rustix::process::getgid().as_raw(),
-        }
+        Self { mode, uid: rustix::process::getuid().as_raw(), gid: rustix::process::getgid().as_raw() }
     }
 }
 

@@ -8,14 +8,10 @@ use fjall::{Readable, SingleWriterWriteTx};
 use prost::Message;
 
 use super::mutation::{Mutation, Outcome, PartKey, Refusal, SplitPlan, failure, wrong_partition};
-use super::store::{
-    self, IDENTITY_KEY, NEXT_SEQ_KEY, Store, StoreError, dir_key, entry_key, part_key,
-};
+use super::store::{self, IDENTITY_KEY, NEXT_SEQ_KEY, Store, StoreError, dir_key, entry_key, part_key};
 use crate::ids::{ROOT_ID, home_server, make_id, now_ns};
 use crate::mapping::{Bitmap, name_hash, owns};
-use crate::proto::{
-    Attrs, DirMeta, Entry, EntryRecord, FailureKind, Kind, PartitionRecord, ServerIdentity,
-};
+use crate::proto::{Attrs, DirMeta, Entry, EntryRecord, FailureKind, Kind, PartitionRecord, ServerIdentity};
 
 /// One group commit in the making: the open transaction plus the partition records it touched.
 pub struct Batch<'a> {
@@ -51,11 +47,7 @@ impl<'a> Batch<'a> {
         for key in std::mem::take(&mut self.dirty) {
             match &self.parts[&key] {
                 Some(record) => {
-                    self.tx.insert(
-                        &self.store.parts,
-                        part_key(key.0, key.1),
-                        record.encode_to_vec(),
-                    );
+                    self.tx.insert(&self.store.parts, part_key(key.0, key.1), record.encode_to_vec());
                     if wants_split(record) {
                         candidates.push(key);
                     }
@@ -64,11 +56,7 @@ impl<'a> Batch<'a> {
             }
         }
         if self.seq_dirty {
-            self.tx.insert(
-                &self.store.server,
-                NEXT_SEQ_KEY,
-                self.next_seq.to_le_bytes().to_vec(),
-            );
+            self.tx.insert(&self.store.server, NEXT_SEQ_KEY, self.next_seq.to_le_bytes().to_vec());
         }
         self.tx.commit()?;
         Ok(candidates)
@@ -76,48 +64,21 @@ impl<'a> Batch<'a> {
 
     pub fn apply(&mut self, mutation: Mutation) -> Result<Outcome, Refusal> {
         match mutation {
-            Mutation::Format {
-                index,
-                servers,
-                root_partitions,
-                split_threshold,
-            } => self.format(index, servers, root_partitions, split_threshold),
-            Mutation::Create {
-                at,
-                name,
-                hash,
-                attrs,
-                id,
-                replace_id,
-            } => self.create(at, &name, hash, attrs, id, replace_id),
-            Mutation::Unlink {
-                at,
-                name,
-                hash,
-                expect_id,
-                directory,
-            } => self.unlink(at, &name, hash, expect_id, directory),
-            Mutation::Rename {
-                from,
-                from_name,
-                from_hash,
-                to,
-                to_name,
-                to_hash,
-                expect_id,
-                replace_id,
-            } => self.rename(
-                (from, &from_name, from_hash),
-                (to, &to_name, to_hash),
-                expect_id,
-                replace_id,
-            ),
-            Mutation::CreateDir {
-                parent,
-                attrs,
-                initial_partitions,
-                split_threshold,
-            } => self.create_dir(parent, attrs, initial_partitions, split_threshold),
+            Mutation::Format { index, servers, root_partitions, split_threshold } => {
+                self.format(index, servers, root_partitions, split_threshold)
+            }
+            Mutation::Create { at, name, hash, attrs, id, replace_id } => {
+                self.create(at, &name, hash, attrs, id, replace_id)
+            }
+            Mutation::Unlink { at, name, hash, expect_id, directory } => {
+                self.unlink(at, &name, hash, expect_id, directory)
+            }
+            Mutation::Rename { from, from_name, from_hash, to, to_name, to_hash, expect_id, replace_id } => {
+                self.rename((from, &from_name, from_hash), (to, &to_name, to_hash), expect_id, replace_id)
+            }
+            Mutation::CreateDir { parent, attrs, initial_partitions, split_threshold } => {
+                self.create_dir(parent, attrs, initial_partitions, split_threshold)
+            }
             Mutation::RemoveDir { dir } => {
                 let meta = self.dir(dir)?;
                 self.tx.remove(&self.store.dirs, dir_key(dir));
@@ -146,13 +107,9 @@ impl<'a> Batch<'a> {
             Mutation::InitPartitions { meta } => self.init_partitions(&meta),
             Mutation::Seal { at, seal } => self.seal(at, seal),
             Mutation::DropPartition { at } => self.drop_partition(at),
-            Mutation::InstallSplit {
-                at,
-                reset,
-                entries,
-                activate,
-                bitmap,
-            } => self.install_split(at, reset, entries, activate, &bitmap),
+            Mutation::InstallSplit { at, reset, entries, activate, bitmap } => {
+                self.install_split(at, reset, entries, activate, &bitmap)
+            }
             Mutation::SplitBegin { at } => self.split_begin(at),
             Mutation::SplitFinish { at } => self.split_finish(at),
             Mutation::SplitAbort { at } => {
@@ -187,8 +144,7 @@ impl<'a> Batch<'a> {
             }
             return Ok(Outcome::AlreadyDone);
         }
-        self.tx
-            .insert(&self.store.server, IDENTITY_KEY, wanted.encode_to_vec());
+        self.tx.insert(&self.store.server, IDENTITY_KEY, wanted.encode_to_vec());
         let now = now_ns();
         let attrs = Attrs {
             kind: Kind::Directory as i32,
@@ -203,9 +159,7 @@ impl<'a> Batch<'a> {
             parent: ROOT_ID,
             attrs: Some(attrs),
             servers: (0..servers).collect(),
-            bitmap: Bitmap::initial(servers, root_partitions)
-                .as_bytes()
-                .to_vec(),
+            bitmap: Bitmap::initial(servers, root_partitions).as_bytes().to_vec(),
             split_threshold,
             initial_partitions: root_partitions,
         };
@@ -239,25 +193,13 @@ impl<'a> Batch<'a> {
         } else {
             id
         };
-        let record_bytes = EntryRecord {
-            id,
-            attrs: Some(attrs),
-        }
-        .encode_to_vec();
-        self.tx.insert(
-            &self.store.entries,
-            entry_key(at.0, at.1, name),
-            record_bytes,
-        );
+        let record_bytes = EntryRecord { id, attrs: Some(attrs) }.encode_to_vec();
+        self.tx.insert(&self.store.entries, entry_key(at.0, at.1, name), record_bytes);
         if existing.is_none() {
             record.entries += 1;
             self.put_partition(at, Some(record));
         }
-        Ok(Outcome::Entry(Entry {
-            name: name.to_vec(),
-            id,
-            attrs: Some(attrs),
-        }))
+        Ok(Outcome::Entry(Entry { name: name.to_vec(), id, attrs: Some(attrs) }))
     }
 
     fn unlink(
@@ -273,33 +215,19 @@ impl<'a> Batch<'a> {
             return Err(not_found(name));
         };
         if expect_id != 0 && existing.id != expect_id {
-            return Err(failure(
-                FailureKind::Changed,
-                format!("{} was replaced meanwhile", shown(name)),
-            ));
+            return Err(failure(FailureKind::Changed, format!("{} was replaced meanwhile", shown(name))));
         }
         let is_dir = existing.attrs.as_ref().map(Attrs::kind) == Some(Kind::Directory);
         if directory && !is_dir {
-            return Err(failure(
-                FailureKind::NotDirectory,
-                format!("{} is not a directory", shown(name)),
-            ));
+            return Err(failure(FailureKind::NotDirectory, format!("{} is not a directory", shown(name))));
         }
         if !directory && is_dir {
-            return Err(failure(
-                FailureKind::IsDirectory,
-                format!("{} is a directory", shown(name)),
-            ));
+            return Err(failure(FailureKind::IsDirectory, format!("{} is a directory", shown(name))));
         }
-        self.tx
-            .remove(&self.store.entries, entry_key(at.0, at.1, name));
+        self.tx.remove(&self.store.entries, entry_key(at.0, at.1, name));
         record.entries = record.entries.saturating_sub(1);
         self.put_partition(at, Some(record));
-        Ok(Outcome::Entry(Entry {
-            name: name.to_vec(),
-            id: existing.id,
-            attrs: existing.attrs,
-        }))
+        Ok(Outcome::Entry(Entry { name: name.to_vec(), id: existing.id, attrs: existing.attrs }))
     }
 
     fn rename(
@@ -325,22 +253,13 @@ impl<'a> Batch<'a> {
         if let Some(attrs) = moving.attrs.as_mut() {
             attrs.ctime_ns = now_ns();
         }
-        self.tx
-            .remove(&self.store.entries, entry_key(from.0, from.1, from_name));
-        self.tx.insert(
-            &self.store.entries,
-            entry_key(to.0, to.1, to_name),
-            moving.encode_to_vec(),
-        );
+        self.tx.remove(&self.store.entries, entry_key(from.0, from.1, from_name));
+        self.tx.insert(&self.store.entries, entry_key(to.0, to.1, to_name), moving.encode_to_vec());
         self.adjust_count(from, -1)?;
         if existing.is_none() {
             self.adjust_count(to, 1)?;
         }
-        Ok(Outcome::Entry(Entry {
-            name: to_name.to_vec(),
-            id: moving.id,
-            attrs: moving.attrs,
-        }))
+        Ok(Outcome::Entry(Entry { name: to_name.to_vec(), id: moving.id, attrs: moving.attrs }))
     }
 
     fn create_dir(
@@ -356,11 +275,7 @@ impl<'a> Batch<'a> {
         attrs.atime_ns = now;
         attrs.mtime_ns = now;
         attrs.ctime_ns = now;
-        let initial = if initial_partitions == 0 {
-            servers
-        } else {
-            initial_partitions.min(servers)
-        };
+        let initial = if initial_partitions == 0 { servers } else { initial_partitions.min(servers) };
         let meta = DirMeta {
             id: self.allocate_id(),
             parent,
@@ -395,11 +310,7 @@ impl<'a> Batch<'a> {
             self.put_partition(at, Some(record));
             created = true;
         }
-        Ok(if created {
-            Outcome::Done
-        } else {
-            Outcome::AlreadyDone
-        })
+        Ok(if created { Outcome::Done } else { Outcome::AlreadyDone })
     }
 
     fn seal(&mut self, at: PartKey, seal: bool) -> Result<Outcome, Refusal> {
@@ -408,18 +319,12 @@ impl<'a> Batch<'a> {
         };
         if seal {
             if record.splitting_to != 0 {
-                return Err(failure(
-                    FailureKind::Busy,
-                    "a split of this partition is in progress",
-                ));
+                return Err(failure(FailureKind::Busy, "a split of this partition is in progress"));
             }
             if record.entries > 0 {
                 return Err(failure(
                     FailureKind::NotEmpty,
-                    format!(
-                        "directory is not empty ({} entries in partition {})",
-                        record.entries, at.1
-                    ),
+                    format!("directory is not empty ({} entries in partition {})", record.entries, at.1),
                 ));
             }
         }
@@ -464,29 +369,18 @@ impl<'a> Batch<'a> {
             return Err(failure(FailureKind::Busy, "directory is being removed"));
         }
         if reset {
-            for (name, _) in
-                store::scan_partition(&self.tx, self.store, at.0, at.1).map_err(internal)?
-            {
-                self.tx
-                    .remove(&self.store.entries, entry_key(at.0, at.1, &name));
+            for (name, _) in store::scan_partition(&self.tx, self.store, at.0, at.1).map_err(internal)? {
+                self.tx.remove(&self.store.entries, entry_key(at.0, at.1, &name));
             }
             record.entries = 0;
         }
         for entry in entries {
             let key = entry_key(at.0, at.1, &entry.name);
-            if !self
-                .tx
-                .contains_key(&self.store.entries, &key)
-                .map_err(|e| internal(e.into()))?
-            {
+            if !self.tx.contains_key(&self.store.entries, &key).map_err(|e| internal(e.into()))? {
                 record.entries += 1;
             }
-            let value = EntryRecord {
-                id: entry.id,
-                attrs: entry.attrs,
-            };
-            self.tx
-                .insert(&self.store.entries, key, value.encode_to_vec());
+            let value = EntryRecord { id: entry.id, attrs: entry.attrs };
+            self.tx.insert(&self.store.entries, key, value.encode_to_vec());
         }
         if activate {
             local.merge(bitmap);
@@ -525,12 +419,9 @@ impl<'a> Batch<'a> {
         let mut bitmap = stored_bitmap(record.servers.len() as u32, &record.bitmap)?;
         let level = bitmap.level(at.1);
         let mut moved = 0;
-        for (name, _) in
-            store::scan_partition(&self.tx, self.store, at.0, at.1).map_err(internal)?
-        {
+        for (name, _) in store::scan_partition(&self.tx, self.store, at.0, at.1).map_err(internal)? {
             if owns(child, level + 1, name_hash(&name)) {
-                self.tx
-                    .remove(&self.store.entries, entry_key(at.0, at.1, &name));
+                self.tx.remove(&self.store.entries, entry_key(at.0, at.1, &name));
                 moved += 1;
             }
         }
@@ -582,17 +473,11 @@ impl<'a> Batch<'a> {
     fn dir(&mut self, dir: u64) -> Result<DirMeta, Refusal> {
         store::get_dir(&self.tx, self.store, dir)
             .map_err(internal)?
-            .ok_or_else(|| {
-                failure(
-                    FailureKind::NotFound,
-                    format!("no directory with id {dir:#x}"),
-                )
-            })
+            .ok_or_else(|| failure(FailureKind::NotFound, format!("no directory with id {dir:#x}")))
     }
 
     fn put_dir(&mut self, meta: &DirMeta) {
-        self.tx
-            .insert(&self.store.dirs, dir_key(meta.id), meta.encode_to_vec());
+        self.tx.insert(&self.store.dirs, dir_key(meta.id), meta.encode_to_vec());
     }
 
     fn servers(&mut self) -> Result<u32, Refusal> {
@@ -614,10 +499,7 @@ impl<'a> Batch<'a> {
 pub fn check_route(record: &PartitionRecord, hash: u64) -> Result<(), Refusal> {
     let bitmap = stored_bitmap(record.servers.len() as u32, &record.bitmap)?;
     if !bitmap.get(u64::from(record.index)) {
-        return Err(wrong_partition(
-            &bitmap,
-            format!("partition {} is not active", record.index),
-        ));
+        return Err(wrong_partition(&bitmap, format!("partition {} is not active", record.index)));
     }
     if record.sealed {
         return Err(failure(FailureKind::NotFound, "directory is being removed"));
@@ -626,10 +508,7 @@ pub fn check_route(record: &PartitionRecord, hash: u64) -> Result<(), Refusal> {
     if !owns(record.index, level, hash) {
         return Err(wrong_partition(
             &bitmap,
-            format!(
-                "name is outside the hash space of partition {}",
-                record.index
-            ),
+            format!("name is outside the hash space of partition {}", record.index),
         ));
     }
     if record.splitting_to != 0 && owns(record.splitting_to, level + 1, hash) {
@@ -667,28 +546,17 @@ fn wants_split(record: &PartitionRecord) -> bool {
             .is_ok_and(|b| b.get(u64::from(record.index)) && b.split_child(record.index).is_some())
 }
 
-fn check_replace(
-    existing: Option<&EntryRecord>,
-    replace_id: u64,
-    name: &[u8],
-) -> Result<(), Refusal> {
+fn check_replace(existing: Option<&EntryRecord>, replace_id: u64, name: &[u8]) -> Result<(), Refusal> {
     match (existing, replace_id) {
         (None, 0) => Ok(()),
-        (Some(_), 0) => Err(failure(
-            FailureKind::Exists,
-            format!("{} exists", shown(name)),
-        )),
+        (Some(_), 0) => Err(failure(FailureKind::Exists, format!("{} exists", shown(name)))),
         (Some(entry), id) if entry.id == id => Ok(()),
-        _ => Err(failure(
-            FailureKind::Changed,
-            format!("{} changed meanwhile", shown(name)),
-        )),
+        _ => Err(failure(FailureKind::Changed, format!("{} changed meanwhile", shown(name)))),
     }
 }
 
 pub fn stored_bitmap(partitions: u32, bytes: &[u8]) -> Result<Bitmap, Refusal> {
-    Bitmap::from_bytes(partitions, bytes)
-        .map_err(|e| Refusal::Internal(format!("stored bitmap: {e}")))
+    Bitmap::from_bytes(partitions, bytes).map_err(|e| Refusal::Internal(format!("stored bitmap: {e}")))
 }
 
 fn internal(e: StoreError) -> Refusal {
@@ -696,19 +564,13 @@ fn internal(e: StoreError) -> Refusal {
 }
 
 fn not_found(name: &[u8]) -> Refusal {
-    failure(
-        FailureKind::NotFound,
-        format!("no entry named {}", shown(name)),
-    )
+    failure(FailureKind::NotFound, format!("no entry named {}", shown(name)))
 }
 
 pub fn no_partition(at: PartKey) -> Refusal {
     failure(
         FailureKind::NotFound,
-        format!(
-            "no directory {:#x} (partition {} is not on this server)",
-            at.0, at.1
-        ),
+        format!("no directory {:#x} (partition {} is not on this server)", at.0, at.1),
     )
 }
 

@@ -15,11 +15,10 @@ use super::validate;
 use super::writer::{CommitStats, Writer};
 use crate::mapping::Bitmap;
 use crate::proto::{
-    Ack, CreateDirRequest, CreateRequest, DirMetaReply, DirRequest, EntryReply, Failure,
-    FailureKind, InitPartitionsRequest, InstallSplitRequest, Kind, LookupRequest,
-    MergeBitmapRequest, PartitionRef, PartitionStat, PartitionStatsReply, PingReply,
-    ReadPartitionReply, ReadPartitionRequest, RenameRequest, SealRequest, SetParentRequest,
-    UnlinkRequest,
+    Ack, CreateDirRequest, CreateRequest, DirMetaReply, DirRequest, EntryReply, Failure, FailureKind,
+    InitPartitionsRequest, InstallSplitRequest, Kind, LookupRequest, MergeBitmapRequest, PartitionRef,
+    PartitionStat, PartitionStatsReply, PingReply, ReadPartitionReply, ReadPartitionRequest, RenameRequest,
+    SealRequest, SetParentRequest, UnlinkRequest,
 };
 
 pub struct Core {
@@ -95,9 +94,7 @@ impl Core {
         let hash = validate::name(&request.name)?;
         let attrs = validate::attrs(request.attrs.as_ref())?;
         if request.id == 0 && attrs.kind() == Kind::Directory {
-            return Err(validate::invalid(
-                "directories are made with CreateDir and linked with their id",
-            ));
+            return Err(validate::invalid("directories are made with CreateDir and linked with their id"));
         }
         let outcome = self
             .submit(Mutation::Create {
@@ -158,8 +155,7 @@ impl Core {
             let mut finished = self.splits_finished.clone();
             finished.mark_unchanged();
             let snapshot = self.store.snapshot();
-            let Some(record) =
-                store::get_partition(&snapshot, &self.store, at.0, at.1).map_err(internal)?
+            let Some(record) = store::get_partition(&snapshot, &self.store, at.0, at.1).map_err(internal)?
             else {
                 return entry_reply(handled(no_partition(at)));
             };
@@ -193,19 +189,14 @@ impl Core {
 
     /// One page of a partition, with the partition's bitmap from the same snapshot, so the client
     /// can tell whether the partition split since it started reading it.
-    pub async fn read_partition(
-        &self,
-        request: ReadPartitionRequest,
-    ) -> Result<ReadPartitionReply, Status> {
+    pub async fn read_partition(&self, request: ReadPartitionRequest) -> Result<ReadPartitionReply, Status> {
         let at = self.at(request.at.as_ref())?;
         let limit = validate::page_limit(request.limit)?;
         if !request.after.is_empty() {
             validate::name(&request.after)?;
         }
         let snapshot = self.store.snapshot();
-        let Some(record) =
-            store::get_partition(&snapshot, &self.store, at.0, at.1).map_err(internal)?
-        else {
+        let Some(record) = store::get_partition(&snapshot, &self.store, at.0, at.1).map_err(internal)? else {
             return page_failure(no_partition(at));
         };
         let bitmap = stored_bitmap(record.servers.len() as u32, &record.bitmap);
@@ -219,15 +210,9 @@ impl Core {
                 format!("partition {} is not active", at.1),
             ));
         }
-        let (entries, more) =
-            store::list_entries(&snapshot, &self.store, at.0, at.1, &request.after, limit)
-                .map_err(internal)?;
-        Ok(ReadPartitionReply {
-            entries,
-            more,
-            bitmap: bitmap.as_bytes().to_vec(),
-            failure: None,
-        })
+        let (entries, more) = store::list_entries(&snapshot, &self.store, at.0, at.1, &request.after, limit)
+            .map_err(internal)?;
+        Ok(ReadPartitionReply { entries, more, bitmap: bitmap.as_bytes().to_vec(), failure: None })
     }
 
     pub async fn create_dir(&self, request: CreateDirRequest) -> Result<DirMetaReply, Status> {
@@ -257,10 +242,7 @@ impl Core {
         let snapshot = self.store.snapshot();
         let meta = store::get_dir(&snapshot, &self.store, request.dir).map_err(internal)?;
         Ok(match meta {
-            Some(meta) => DirMetaReply {
-                meta: Some(meta),
-                failure: None,
-            },
+            Some(meta) => DirMetaReply { meta: Some(meta), failure: None },
             None => DirMetaReply {
                 meta: None,
                 failure: Some(failure_of(
@@ -279,19 +261,13 @@ impl Core {
         if request.parent == 0 {
             return Err(validate::invalid("parent directory id 0 does not exist"));
         }
-        let mutation = Mutation::SetParent {
-            dir: request.dir,
-            parent: request.parent,
-        };
+        let mutation = Mutation::SetParent { dir: request.dir, parent: request.parent };
         dir_reply(self.submit(mutation).await)
     }
 
     pub async fn merge_bitmap(&self, request: MergeBitmapRequest) -> Result<DirMetaReply, Status> {
         let bitmap = validate::bitmap(&request.bitmap, self.servers)?;
-        let mutation = Mutation::MergeBitmap {
-            dir: request.dir,
-            bitmap,
-        };
+        let mutation = Mutation::MergeBitmap { dir: request.dir, bitmap };
         dir_reply(self.submit(mutation).await)
     }
 
@@ -302,12 +278,7 @@ impl Core {
 
     pub async fn seal_partition(&self, request: SealRequest) -> Result<Ack, Status> {
         let at = self.at(request.at.as_ref())?;
-        ack(self
-            .submit(Mutation::Seal {
-                at,
-                seal: request.seal,
-            })
-            .await)
+        ack(self.submit(Mutation::Seal { at, seal: request.seal }).await)
     }
 
     pub async fn drop_partition(&self, request: PartitionRef) -> Result<Ack, Status> {
@@ -330,13 +301,9 @@ impl Core {
             .await)
     }
 
-    pub async fn partition_stats(
-        &self,
-        request: DirRequest,
-    ) -> Result<PartitionStatsReply, Status> {
+    pub async fn partition_stats(&self, request: DirRequest) -> Result<PartitionStatsReply, Status> {
         let snapshot = self.store.snapshot();
-        let records =
-            store::partitions_of(&snapshot, &self.store, request.dir).map_err(internal)?;
+        let records = store::partitions_of(&snapshot, &self.store, request.dir).map_err(internal)?;
         let mut partitions = Vec::with_capacity(records.len());
         for record in records {
             let bitmap = Bitmap::from_bytes(record.servers.len() as u32, &record.bitmap)
@@ -345,41 +312,24 @@ impl Core {
             partitions.push(PartitionStat {
                 partition: record.index,
                 active,
-                level: if active {
-                    bitmap.level(record.index)
-                } else {
-                    0
-                },
+                level: if active { bitmap.level(record.index) } else { 0 },
                 entries: record.entries,
                 splitting: record.splitting_to != 0,
                 sealed: record.sealed,
             });
         }
-        Ok(PartitionStatsReply {
-            partitions,
-            failure: None,
-        })
+        Ok(PartitionStatsReply { partitions, failure: None })
     }
 
     /// Records this server's identity and creates its share of the root directory, on first
     /// start; on later starts checks that the store belongs to this server of this cluster.
-    pub async fn format(
-        &self,
-        root_partitions: u32,
-        split_threshold: u64,
-    ) -> crate::error::Result<()> {
-        let format = Mutation::Format {
-            index: self.index,
-            servers: self.servers,
-            root_partitions,
-            split_threshold,
-        };
+    pub async fn format(&self, root_partitions: u32, split_threshold: u64) -> crate::error::Result<()> {
+        let format =
+            Mutation::Format { index: self.index, servers: self.servers, root_partitions, split_threshold };
         match self.writer.submit(format).await {
             Ok(_) => Ok(()),
             Err(Refusal::Failure(failure)) => Err(crate::error::Error::invalid(failure.message)),
-            Err(other) => Err(crate::error::Error::io(format!(
-                "formatting the store: {other:?}"
-            ))),
+            Err(other) => Err(crate::error::Error::io(format!("formatting the store: {other:?}"))),
         }
     }
 
@@ -413,43 +363,25 @@ fn handled(refusal: Refusal) -> Handled {
 
 fn entry_reply(result: Handled) -> Result<EntryReply, Status> {
     Ok(match result? {
-        Ok(Outcome::Entry(entry)) => EntryReply {
-            entry: Some(entry),
-            failure: None,
-        },
+        Ok(Outcome::Entry(entry)) => EntryReply { entry: Some(entry), failure: None },
         Ok(other) => return Err(Status::internal(format!("unexpected outcome {other:?}"))),
-        Err(failure) => EntryReply {
-            entry: None,
-            failure: Some(failure),
-        },
+        Err(failure) => EntryReply { entry: None, failure: Some(failure) },
     })
 }
 
 fn dir_reply(result: Handled) -> Result<DirMetaReply, Status> {
     Ok(match result? {
-        Ok(Outcome::Dir(meta)) => DirMetaReply {
-            meta: Some(meta),
-            failure: None,
-        },
+        Ok(Outcome::Dir(meta)) => DirMetaReply { meta: Some(meta), failure: None },
         Ok(other) => return Err(Status::internal(format!("unexpected outcome {other:?}"))),
-        Err(failure) => DirMetaReply {
-            meta: None,
-            failure: Some(failure),
-        },
+        Err(failure) => DirMetaReply { meta: None, failure: Some(failure) },
     })
 }
 
 fn ack(result: Handled) -> Result<Ack, Status> {
     Ok(match result? {
-        Ok(Outcome::AlreadyDone) => Ack {
-            failure: None,
-            already_done: true,
-        },
+        Ok(Outcome::AlreadyDone) => Ack { failure: None, already_done: true },
         Ok(_) => Ack::default(),
-        Err(failure) => Ack {
-            failure: Some(failure),
-            already_done: false,
-        },
+        Err(failure) => Ack { failure: Some(failure), already_done: false },
     })
 }
 
@@ -461,11 +393,7 @@ fn page_failure(refusal: Refusal) -> Result<ReadPartitionReply, Status> {
 }
 
 fn failure_of(kind: FailureKind, message: String) -> Failure {
-    Failure {
-        kind: kind as i32,
-        message,
-        bitmap: Vec::new(),
-    }
+    Failure { kind: kind as i32, message, bitmap: Vec::new() }
 }
 
 fn internal(e: store::StoreError) -> Status {

@@ -40,11 +40,7 @@ pub struct ServerOptions {
 impl ServerOptions {
     pub fn new(cluster: Cluster, index: u32) -> Self {
         let store_dir = cluster.server_dir(index).join("store");
-        Self {
-            cluster,
-            index,
-            store_dir,
-        }
+        Self { cluster, index, store_dir }
     }
 }
 
@@ -81,10 +77,7 @@ impl RunningServer {
 
 /// Opens the store (formatting it on first start), resumes interrupted splits and serves on the
 /// cluster's address for this index, or on `listener` when given (tests bind port 0 first).
-pub async fn start(
-    options: &ServerOptions,
-    listener: Option<TcpListener>,
-) -> Result<RunningServer> {
+pub async fn start(options: &ServerOptions, listener: Option<TcpListener>) -> Result<RunningServer> {
     let config = &options.cluster.config;
     let servers = config.server_count();
     let index = options.index;
@@ -96,22 +89,11 @@ pub async fn start(
     let (core, candidates, interrupted) = open_core(&options.store_dir, index, servers)?;
     let core = Arc::new(core);
 
-    core.format(config.root_partitions, config.split_threshold)
-        .await?;
+    core.format(config.root_partitions, config.split_threshold).await?;
 
-    let peers = config
-        .servers
-        .iter()
-        .map(|&addr| connect_lazy(addr, &options.cluster.secret))
-        .collect();
+    let peers = config.servers.iter().map(|&addr| connect_lazy(addr, &options.cluster.secret)).collect();
     let (stop_splitting, splitting_stopped) = watch::channel(false);
-    Splitter::spawn(
-        Arc::clone(&core),
-        peers,
-        candidates,
-        interrupted,
-        splitting_stopped,
-    );
+    Splitter::spawn(Arc::clone(&core), peers, candidates, interrupted, splitting_stopped);
 
     let listener = match listener {
         Some(listener) => listener,
@@ -119,32 +101,23 @@ pub async fn start(
             .await
             .map_err(|e| Error::io(format!("cannot listen on {configured}: {e}")))?,
     };
-    let addr = listener
-        .local_addr()
-        .map_err(|e| Error::io(format!("listener address: {e}")))?;
+    let addr = listener.local_addr().map_err(|e| Error::io(format!("listener address: {e}")))?;
     let service = tonic::service::interceptor::InterceptedService::new(
-        MetadataServer::new(rpc::Service {
-            core: Arc::clone(&core),
-        })
-        .max_decoding_message_size(16 << 20)
-        .max_encoding_message_size(16 << 20),
+        MetadataServer::new(rpc::Service { core: Arc::clone(&core) })
+            .max_decoding_message_size(16 << 20)
+            .max_encoding_message_size(16 << 20),
         CheckSecret::new(&options.cluster.secret),
     );
     let (stop_serving, stopped) = oneshot::channel::<()>();
     let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));
-    let serving = tokio::spawn(
-        tonic::transport::Server::builder()
-            .add_service(service)
-            .serve_with_incoming_shutdown(incoming, async {
+    let serving =
+        tokio::spawn(tonic::transport::Server::builder().add_service(service).serve_with_incoming_shutdown(
+            incoming,
+            async {
                 let _ = stopped.await;
-            }),
-    );
-    Ok(RunningServer {
-        addr,
-        core,
-        stop: Some((stop_serving, stop_splitting)),
-        serving,
-    })
+            },
+        ));
+    Ok(RunningServer { addr, core, stop: Some((stop_serving, stop_splitting)), serving })
 }
 
 /// Runs server `options.index` until SIGTERM or SIGINT: what `canopy dirsvc serve` does.
@@ -164,9 +137,8 @@ pub fn serve_blocking(options: &ServerOptions) -> Result<()> {
             server.addr,
             options.store_dir.display()
         );
-        let mut terminate =
-            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-                .map_err(|e| Error::io(format!("cannot handle SIGTERM: {e}")))?;
+        let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            .map_err(|e| Error::io(format!("cannot handle SIGTERM: {e}")))?;
         let result = tokio::select! {
             _ = terminate.recv() => server.stop().await,
             _ = tokio::signal::ctrl_c() => server.stop().await,
@@ -177,11 +149,7 @@ pub fn serve_blocking(options: &ServerOptions) -> Result<()> {
     })
 }
 
-type Opened = (
-    Core,
-    mpsc::UnboundedReceiver<mutation::PartKey>,
-    Vec<mutation::SplitPlan>,
-);
+type Opened = (Core, mpsc::UnboundedReceiver<mutation::PartKey>, Vec<mutation::SplitPlan>);
 
 /// The store, its writer thread and the handlers, without any network (also used by the fuzz
 /// tests of request decoding).
@@ -200,12 +168,9 @@ pub fn open_core(store_dir: &Path, index: u32, servers: u32) -> Result<Opened> {
     let (split_candidates, candidates) = mpsc::unbounded_channel();
     let (splits_finished, finished) = watch::channel(0);
     let (stats_sender, stats) = watch::channel(CommitStats::default());
-    let events = WriterEvents {
-        split_candidates,
-        splits_finished,
-    };
-    let (writer, _thread) = Writer::spawn(store.clone(), index, events, stats_sender)
-        .map_err(|e| Error::io(e.to_string()))?;
+    let events = WriterEvents { split_candidates, splits_finished };
+    let (writer, _thread) =
+        Writer::spawn(store.clone(), index, events, stats_sender).map_err(|e| Error::io(e.to_string()))?;
     let core = Core::new(index, servers, store, writer, finished, stats);
     Ok((core, candidates, interrupted))
 }

@@ -120,11 +120,7 @@ pub enum Refusal {
 }
 
 pub fn failure(kind: FailureKind, message: impl Into<String>) -> Refusal {
-    Refusal::Failure(Failure {
-        kind: kind as i32,
-        message: message.into(),
-        bitmap: Vec::new(),
-    })
+    Refusal::Failure(Failure { kind: kind as i32, message: message.into(), bitmap: Vec::new() })
 }
 
 pub fn wrong_partition(bitmap: &Bitmap, message: impl Into<String>) -> Refusal {

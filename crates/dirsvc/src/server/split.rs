@@ -57,12 +57,7 @@ impl Splitter {
         stopped: watch::Receiver<bool>,
     ) {
         let mut stop = stopped.clone();
-        let splitter = Arc::new(Self {
-            core,
-            peers,
-            running: Mutex::new(HashMap::new()),
-            stopped,
-        });
+        let splitter = Arc::new(Self { core, peers, running: Mutex::new(HashMap::new()), stopped });
         for plan in interrupted {
             Arc::clone(&splitter).start(plan.at, Some(plan));
         }
@@ -125,10 +120,7 @@ impl Splitter {
             Ok(Outcome::Split(plan)) => Some(plan),
             Ok(_) => None,
             Err(refusal) => {
-                self.log(&format!(
-                    "cannot begin split of {:#x}/{}: {refusal:?}",
-                    at.0, at.1
-                ));
+                self.log(&format!("cannot begin split of {:#x}/{}: {refusal:?}", at.0, at.1));
                 None
             }
         }
@@ -140,11 +132,7 @@ impl Splitter {
             match self.install(plan).await {
                 Ok(()) => break,
                 Err(InstallError::Permanent(message)) => {
-                    let _ = self
-                        .core
-                        .writer
-                        .submit(Mutation::SplitAbort { at: plan.at })
-                        .await;
+                    let _ = self.core.writer.submit(Mutation::SplitAbort { at: plan.at }).await;
                     return Err(message);
                 }
                 Err(InstallError::Transient(message)) => {
@@ -174,26 +162,16 @@ impl Splitter {
             .map_err(|e| InstallError::Permanent(e.to_string()))?
             .into_iter()
             .filter(|(name, _)| owns(plan.child, plan.level + 1, name_hash(name)))
-            .map(|(name, record)| Entry {
-                name,
-                id: record.id,
-                attrs: record.attrs,
-            })
+            .map(|(name, record)| Entry { name, id: record.id, attrs: record.attrs })
             .collect();
         drop(snapshot);
-        let chunks: Vec<&[Entry]> = if moving.is_empty() {
-            vec![&[]]
-        } else {
-            moving.chunks(CHUNK).collect()
-        };
+        let chunks: Vec<&[Entry]> =
+            if moving.is_empty() { vec![&[]] } else { moving.chunks(CHUNK).collect() };
         let last = chunks.len() - 1;
         let mut peer = self.peers[plan.child_server as usize].clone();
         for (i, chunk) in chunks.into_iter().enumerate() {
             let request = InstallSplitRequest {
-                at: Some(PartitionRef {
-                    dir,
-                    partition: plan.child,
-                }),
+                at: Some(PartitionRef { dir, partition: plan.child }),
                 reset: i == 0,
                 entries: chunk.to_vec(),
                 activate: i == last,
@@ -223,17 +201,12 @@ impl Splitter {
         let mut peer = self.peers[plan.meta_server as usize].clone();
         let mut backoff = Duration::from_millis(20);
         loop {
-            let request = MergeBitmapRequest {
-                dir: plan.at.0,
-                bitmap: plan.bitmap_after.as_bytes().to_vec(),
-            };
+            let request =
+                MergeBitmapRequest { dir: plan.at.0, bitmap: plan.bitmap_after.as_bytes().to_vec() };
             match peer.merge_bitmap(request).await {
                 Ok(reply) => {
                     if let Some(failure) = reply.into_inner().failure {
-                        self.log(&format!(
-                            "metadata object refused the new bitmap: {}",
-                            failure.message
-                        ));
+                        self.log(&format!("metadata object refused the new bitmap: {}", failure.message));
                     }
                     return;
                 }

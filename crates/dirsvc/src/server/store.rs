@@ -12,8 +12,7 @@ use std::ops::Bound;
 use std::path::Path;
 
 use fjall::{
-    KeyspaceCreateOptions, PersistMode, Readable, SingleWriterTxDatabase, SingleWriterTxKeyspace,
-    Snapshot,
+    KeyspaceCreateOptions, PersistMode, Readable, SingleWriterTxDatabase, SingleWriterTxKeyspace, Snapshot,
 };
 use prost::Message;
 
@@ -55,9 +54,7 @@ pub struct Store {
 impl Store {
     pub fn open(path: &Path) -> StoreResult<Self> {
         // Journal persistence is ours: the writer syncs once per group of requests.
-        let db = SingleWriterTxDatabase::builder(path)
-            .manual_journal_persist(true)
-            .open()?;
+        let db = SingleWriterTxDatabase::builder(path).manual_journal_persist(true).open()?;
         let keyspace = |name: &str| db.keyspace(name, KeyspaceCreateOptions::default);
         Ok(Self {
             dirs: keyspace("dirs")?,
@@ -119,9 +116,7 @@ pub fn decode<M: Message + Default>(what: &str, bytes: &[u8]) -> StoreResult<M> 
 }
 
 pub fn get_dir(view: &impl Readable, store: &Store, dir: u64) -> StoreResult<Option<DirMeta>> {
-    view.get(&store.dirs, dir_key(dir))?
-        .map(|bytes| decode("directory", &bytes))
-        .transpose()
+    view.get(&store.dirs, dir_key(dir))?.map(|bytes| decode("directory", &bytes)).transpose()
 }
 
 pub fn get_partition(
@@ -130,9 +125,7 @@ pub fn get_partition(
     dir: u64,
     partition: u32,
 ) -> StoreResult<Option<PartitionRecord>> {
-    view.get(&store.parts, part_key(dir, partition))?
-        .map(|bytes| decode("partition", &bytes))
-        .transpose()
+    view.get(&store.parts, part_key(dir, partition))?.map(|bytes| decode("partition", &bytes)).transpose()
 }
 
 pub fn get_entry(
@@ -148,9 +141,7 @@ pub fn get_entry(
 }
 
 pub fn get_identity(view: &impl Readable, store: &Store) -> StoreResult<Option<ServerIdentity>> {
-    view.get(&store.server, IDENTITY_KEY)?
-        .map(|bytes| decode("identity", &bytes))
-        .transpose()
+    view.get(&store.server, IDENTITY_KEY)?.map(|bytes| decode("identity", &bytes)).transpose()
 }
 
 pub fn get_next_seq(view: &impl Readable, store: &Store) -> StoreResult<Option<u64>> {
@@ -189,11 +180,7 @@ pub fn list_entries(
             break;
         }
         let record: EntryRecord = decode("entry", &value)?;
-        entries.push(Entry {
-            name: key[prefix.len()..].to_vec(),
-            id: record.id,
-            attrs: record.attrs,
-        });
+        entries.push(Entry { name: key[prefix.len()..].to_vec(), id: record.id, attrs: record.attrs });
     }
     Ok((entries, more))
 }
@@ -215,11 +202,7 @@ pub fn scan_partition(
 }
 
 /// The partition records this server holds for `dir`.
-pub fn partitions_of(
-    view: &impl Readable,
-    store: &Store,
-    dir: u64,
-) -> StoreResult<Vec<PartitionRecord>> {
+pub fn partitions_of(view: &impl Readable, store: &Store, dir: u64) -> StoreResult<Vec<PartitionRecord>> {
     let mut records = Vec::new();
     for item in view.prefix(&store.parts, dir_key(dir)) {
         let (_, value) = item.into_inner()?;

@@ -45,10 +45,7 @@ pub fn attrs(attrs: Option<&Attrs>) -> Result<Attrs, Status> {
         _ => return Err(invalid(format!("unknown entry kind {}", attrs.kind))),
     }
     if attrs.mode > 0o7777 {
-        return Err(invalid(format!(
-            "mode {:o} has bits beyond 7777",
-            attrs.mode
-        )));
+        return Err(invalid(format!("mode {:o} has bits beyond 7777", attrs.mode)));
     }
     Ok(*attrs)
 }
@@ -69,9 +66,7 @@ pub fn dir_meta(meta: Option<&DirMeta>, servers: u32) -> Result<DirMeta, Status>
         )));
     }
     if let Some(bad) = meta.servers.iter().find(|&&s| s >= servers) {
-        return Err(invalid(format!(
-            "partition table names server {bad} of {servers}"
-        )));
+        return Err(invalid(format!("partition table names server {bad} of {servers}")));
     }
     bitmap(&meta.bitmap, servers)?;
     let attrs = attrs(meta.attrs.as_ref())?;
@@ -85,15 +80,10 @@ pub fn dir_meta(meta: Option<&DirMeta>, servers: u32) -> Result<DirMeta, Status>
 /// to the child's hash space in the bitmap after the split.
 pub fn split_entries(entries: &[Entry], child: u32, after: &Bitmap) -> Result<(), Status> {
     if entries.len() > MAX_CHUNK {
-        return Err(invalid(format!(
-            "split chunk of {} entries (at most {MAX_CHUNK})",
-            entries.len()
-        )));
+        return Err(invalid(format!("split chunk of {} entries (at most {MAX_CHUNK})", entries.len())));
     }
     if !after.get(u64::from(child)) {
-        return Err(invalid(format!(
-            "split bitmap does not activate partition {child}"
-        )));
+        return Err(invalid(format!("split bitmap does not activate partition {child}")));
     }
     let level = after.level(child);
     for entry in entries {

@@ -71,9 +71,7 @@ impl Writer {
         self.jobs
             .send(Job { mutation, reply })
             .map_err(|_| Refusal::Internal("server is shutting down".into()))?;
-        answer
-            .await
-            .map_err(|_| Refusal::Internal("server is shutting down".into()))?
+        answer.await.map_err(|_| Refusal::Internal("server is shutting down".into()))?
     }
 }
 
@@ -127,9 +125,7 @@ fn run(
                     let _ = events.split_candidates.send(key);
                 }
                 if splits_finished > 0 {
-                    events
-                        .splits_finished
-                        .send_modify(|n| *n += splits_finished as u64);
+                    events.splits_finished.send_modify(|n| *n += splits_finished as u64);
                 }
             }
             Err(e) => {

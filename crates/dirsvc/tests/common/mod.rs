@@ -34,11 +34,7 @@ impl TestCluster {
             let options = ServerOptions::new(cluster.clone(), index as u32);
             running.push(server::start(&options, Some(listener)).await.unwrap());
         }
-        Self {
-            dir,
-            cluster,
-            servers: running,
-        }
+        Self { dir, cluster, servers: running }
     }
 
     pub fn client(&self) -> Client {
@@ -47,20 +43,12 @@ impl TestCluster {
 }
 
 pub fn owner() -> Owner {
-    Owner {
-        mode: 0o644,
-        uid: 1000,
-        gid: 1000,
-    }
+    Owner { mode: 0o644, uid: 1000, gid: 1000 }
 }
 
 pub fn mkdir_options(initial_partitions: u32, split_threshold: u64) -> MkdirOptions {
     MkdirOptions {
-        owner: Owner {
-            mode: 0o755,
-            uid: 1000,
-            gid: 1000,
-        },
+        owner: Owner { mode: 0o755, uid: 1000, gid: 1000 },
         initial_partitions,
         split_threshold: Some(split_threshold),
     }
@@ -85,11 +73,7 @@ pub async fn check_placement(client: &Client, dir: u64) -> Vec<String> {
     let mut all = Vec::new();
     for partition in info.bitmap.active() {
         let entries = client.partition_entries(dir, partition).await.unwrap();
-        let counted = stats
-            .iter()
-            .find(|p| p.partition == partition)
-            .unwrap()
-            .entries;
+        let counted = stats.iter().find(|p| p.partition == partition).unwrap().entries;
         assert_eq!(entries.len() as u64, counted, "partition {partition} count");
         for entry in entries {
             assert_eq!(
@@ -102,11 +86,7 @@ pub async fn check_placement(client: &Client, dir: u64) -> Vec<String> {
         }
     }
     for stat in stats.iter().filter(|p| !p.active) {
-        assert_eq!(
-            stat.entries, 0,
-            "inactive partition {} holds entries",
-            stat.partition
-        );
+        assert_eq!(stat.entries, 0, "inactive partition {} holds entries", stat.partition);
     }
     all
 }

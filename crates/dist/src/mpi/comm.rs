@@ -3,7 +3,9 @@
 //! quiet exit that leaves no message behind.
 
 use super::forward::{self, Forwarder};
-use super::protocol::{COMPLETE, NO_WORK, OUTPUT, OUTPUT_END, STOP, TOKEN, WORK, WORK_REQUEST, decode, encode};
+use super::protocol::{
+    COMPLETE, NO_WORK, OUTPUT, OUTPUT_END, STOP, TOKEN, WORK, WORK_REQUEST, decode, encode,
+};
 use super::transport::{Incoming, Transport};
 use crate::safra::{Safra, Step};
 use crate::stats::RankStats;

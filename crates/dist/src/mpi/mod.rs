@@ -4,6 +4,7 @@
 mod central;
 mod comm;
 mod forward;
+mod messenger;
 mod protocol;
 mod steal;
 mod transport;
@@ -15,6 +16,7 @@ use crate::victims::Topology;
 use canopy_engine::output::Sink;
 use canopy_engine::{Visitor, WalkOptions, WalkOutcome};
 use forward::Forwarder;
+pub use messenger::MpiMessenger;
 use mpi::collective::{CommunicatorCollectives, Root, SystemOperation};
 use mpi::environment::Universe;
 use mpi::topology::{Communicator, SimpleCommunicator};
@@ -144,6 +146,10 @@ impl MpiWorld {
         }
         self.forwarder.set_sinks(sinks.clone());
         Ok(sinks)
+    }
+
+    pub fn messenger(&self) -> MpiMessenger<'_> {
+        MpiMessenger::new(&self.world)
     }
 
     pub fn finish_output(&self) {

@@ -22,6 +22,8 @@ pub const RESULTS: Tag = 7;
 pub const OUTPUT: Tag = 8;
 /// A rank has no more output.
 pub const OUTPUT_END: Tag = 9;
+/// Messages of layers built on the cluster ([`crate::Messenger`]), never read by the walk.
+pub const LAYER: Tag = 20;
 
 pub fn encode<T: Serialize + ?Sized>(value: &T) -> Vec<u8> {
     postcard::to_allocvec(value).expect("walk messages serialise")

@@ -83,6 +83,18 @@ impl<'w> Transport<'w> {
         incoming
     }
 
+    /// The next message with `tag` that has arrived, if any (others stay queued).
+    pub fn poll_tag(&mut self, tag: Tag) -> Option<Incoming> {
+        let started = Instant::now();
+        let probed = self.world.any_process().immediate_matched_probe_with_tag(tag);
+        let incoming = probed.map(|(message, status)| {
+            let (bytes, status) = (message, status).matched_receive_vec::<u8>();
+            Incoming { from: status.source_rank() as u32, tag: status.tag(), bytes }
+        });
+        self.comm += started.elapsed();
+        incoming
+    }
+
     /// Blocks until every send has completed.
     pub fn flush(&mut self) {
         while !self.in_flight.is_empty() {

@@ -117,7 +117,8 @@ pub fn run(args: &WalkCmdArgs, cluster: &Cluster) -> Exit {
     }
     let reference = now();
     let visitor = WalkVisitor::new(reference, args.top, output.as_ref().map(|(_, o)| o));
-    let WalkOutcome { states, errors, stats, .. } = cluster.walk(&roots, &options, &visitor, &args.walk.plan());
+    let WalkOutcome { states, errors, stats, .. } =
+        cluster.walk(&roots, &options, &visitor, &args.walk.plan());
     if let Some((_, bar)) = progress {
         bar.finish_and_clear();
     }
