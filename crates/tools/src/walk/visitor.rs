@@ -71,4 +71,10 @@ impl<'o> Visitor for WalkVisitor<'o> {
         let entries = dir.data.load(Ordering::Relaxed);
         state.summary.add_dir_width(entries, || dir.path().to_vec());
     }
+
+    /// Entries of this directory counted by another rank (under MPI, part of a big directory was
+    /// visited there).
+    fn absorb(&self, into: &AtomicU64, from: AtomicU64) {
+        into.fetch_add(from.into_inner(), Ordering::Relaxed);
+    }
 }
