@@ -32,6 +32,8 @@ pub enum Command {
     Sync(canopy_tools::sync::SyncArgs),
     /// Remove trees in parallel (like rm -rf), optionally filtered by find's tests; symlink-race safe.
     Rm(canopy_tools::rm::RmArgs),
+    /// Summarise and draw the per-rank statistics of a distributed walk (heat map, work balance).
+    Report(canopy_tools::report::ReportArgs),
     /// Print shell completions (bash, zsh, fish, elvish, powershell) to stdout.
     #[command(after_help = "Example:\n  canopy completions bash > /etc/bash_completion.d/canopy")]
     Completions { shell: clap_complete::Shell },
@@ -49,6 +51,7 @@ impl Command {
             Command::Cp(args) => canopy_tools::cp::run(args).into(),
             Command::Sync(args) => canopy_tools::sync::run(args).into(),
             Command::Rm(args) => canopy_tools::rm::run(args).into(),
+            Command::Report(args) => canopy_tools::report::run(&args).into(),
             Command::Completions { shell } => {
                 clap_complete::generate(shell, &mut Cli::command(), "canopy", &mut std::io::stdout());
                 ExitCode::SUCCESS

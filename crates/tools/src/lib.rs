@@ -6,6 +6,7 @@ pub mod common;
 pub mod cp;
 pub mod find;
 mod remove;
+pub mod report;
 pub mod rm;
 pub mod sync;
 pub mod transfer;
