@@ -16,7 +16,7 @@ pub use report::{
 pub use summary::{Seen, Summary};
 pub use totals::{ByKind, Totals};
 
-use crate::common::records::{EncodedPath, RecordFormat, RecordOutput};
+use crate::common::records::{EncodedPath, RecordFormat, finish_output, open_output, record_path};
 use crate::common::{Exit, WalkArgs, os_to_bytes, print_error, terminal_progress};
 use canopy_dist::Cluster;
 use canopy_engine::{Timestamp, WalkOutcome};
@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 use std::ffi::OsString;
 use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{SystemTime, UNIX_EPOCH};
 use visitor::WalkVisitor;
 
@@ -99,7 +99,8 @@ impl RankResult {
 pub fn run(args: &WalkCmdArgs, cluster: &Cluster) -> Exit {
     let opened = match &args.output {
         None => Ok(None),
-        Some(path) => record_path(path, cluster).and_then(|file| open_output(&file).map(|o| Some((path, o)))),
+        Some(path) => record_path("walk", path, cluster)
+            .and_then(|file| open_output("walk", &file).map(|o| Some((path, o)))),
     };
     // Every rank must take part in the walk or none: agree on the setup first.
     let setup = opened.as_ref().err().copied().unwrap_or(Exit::Ok);
@@ -128,7 +129,7 @@ pub fn run(args: &WalkCmdArgs, cluster: &Cluster) -> Exit {
         summary.merge(state.summary);
     }
     let (output_path, written) = match output {
-        Some((path, output)) => (Some(path), finish_output(path, output)),
+        Some((path, output)) => (Some(path), finish_output("walk", path, output)),
         None => (None, None),
     };
     let failed_output = output_path.is_some() && written.is_none();
@@ -160,59 +161,6 @@ pub fn run(args: &WalkCmdArgs, cluster: &Cluster) -> Exit {
         exit = exit.max(print_report(&report, args.json));
     }
     Exit::from_code(cluster.agree_exit(exit.code()))
-}
-
-/// The file this process writes records to: the one named, or `DIR/part-RANK.parquet` when a
-/// directory is named (the only choice with several ranks).
-fn record_path(output: &Path, cluster: &Cluster) -> Result<PathBuf, Exit> {
-    if output.as_os_str().as_bytes().ends_with(b"/") || output.is_dir() {
-        if let Err(e) = std::fs::create_dir_all(output) {
-            print_error("walk", format_args!("cannot create '{}': {e}", output.display()));
-            return Err(Exit::Errors);
-        }
-        return Ok(output.join(format!("part-{}.parquet", cluster.rank())));
-    }
-    if cluster.size() > 1 {
-        if cluster.is_root() {
-            print_error(
-                "walk",
-                format_args!(
-                    "--output '{}': with {} processes, name a directory (DIR/) — each writes DIR/part-RANK.parquet",
-                    output.display(),
-                    cluster.size()
-                ),
-            );
-        }
-        return Err(Exit::Usage);
-    }
-    Ok(output.to_path_buf())
-}
-
-/// Creates the `--output` file; a name without a known extension is a usage error.
-fn open_output(path: &Path) -> Result<RecordOutput, Exit> {
-    let Some(format) = RecordFormat::from_path(path) else {
-        print_error(
-            "walk",
-            format_args!("--output '{}': the file name must end in .parquet or .jsonl", path.display()),
-        );
-        return Err(Exit::Usage);
-    };
-    RecordOutput::create(path, format).map_err(|e| {
-        print_error("walk", format_args!("cannot create '{}': {e}", path.display()));
-        Exit::Errors
-    })
-}
-
-/// Completes the `--output` file; the records written, or `None` (with the error shown) when
-/// writing it failed.
-fn finish_output(path: &Path, output: RecordOutput) -> Option<u64> {
-    match output.finish() {
-        Ok(records) => Some(records),
-        Err(e) => {
-            print_error("walk", format_args!("writing '{}': {e}", path.display()));
-            None
-        }
-    }
 }
 
 fn print_report(report: &Report, json: bool) -> Exit {

@@ -30,11 +30,13 @@
 //! `canopy.records.version` = [`RECORDS_VERSION`].
 
 mod arrow_rows;
+mod file;
 mod format;
 mod jsonl;
 mod output;
 mod path_text;
 
+pub use file::{finish_output, open_output, record_path};
 pub use format::RecordFormat;
 pub use output::{RecordBuffer, RecordOutput};
 pub use path_text::EncodedPath;
