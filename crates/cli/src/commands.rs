@@ -24,6 +24,8 @@ pub enum Command {
     Latfs(canopy_latfs::Args),
     /// Gather metadata: counts, bytes, size/age histograms, top owners; optionally one record per entry.
     Walk(canopy_tools::walk::WalkCmdArgs),
+    /// Disk usage: a chart of the largest directories, or GNU du's lines; hard links counted once.
+    Du(canopy_tools::du::DuArgs),
     /// Compare two trees: missing, extra, type, size, mtime, content; --json for programs.
     Cmp(canopy_tools::cmp::CmpArgs),
     /// Copy trees in parallel like cp -a (hard links, xattrs, sparse files); rerun to resume.
@@ -47,6 +49,7 @@ impl Command {
             Command::Group(args) => canopy_group::cli::run(args),
             Command::Latfs(args) => canopy_latfs::run(args),
             Command::Walk(args) => canopy_tools::walk::run(&args, cluster).into(),
+            Command::Du(args) => canopy_tools::du::run(args, cluster).into(),
             Command::Cmp(args) => canopy_tools::cmp::run(args).into(),
             Command::Cp(args) => canopy_tools::cp::run(args).into(),
             Command::Sync(args) => canopy_tools::sync::run(args).into(),

@@ -4,6 +4,7 @@
 pub mod cmp;
 pub mod common;
 pub mod cp;
+pub mod du;
 pub mod find;
 mod remove;
 pub mod report;

@@ -32,7 +32,7 @@ pub fn is_within(inner: &OwnedFd, outer: (u64, u64)) -> Result<bool, Errno> {
 }
 
 /// (device, inode) of a directory and of each directory above it, up to `/` of its mount namespace.
-fn ancestors_of(start: &OwnedFd) -> Result<Vec<(u64, u64)>, Errno> {
+pub fn ancestors_of(start: &OwnedFd) -> Result<Vec<(u64, u64)>, Errno> {
     let mut ids = vec![file_id(start)?];
     let mut current: Option<OwnedFd> = None;
     loop {

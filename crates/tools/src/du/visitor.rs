@@ -1,0 +1,320 @@
+//! The engine visitor of `canopy du`: stat every entry, add it to its directory's sums, and when the
+//! walk leaves a directory (the post-order hook) add the directory's sums to its parent's, print
+//! its GNU-style line, and hand its kept node to the parent. Nothing per entry outlives its
+//! directory unless an output needs it.
+
+use super::args::Plan;
+use super::export::{Export, Left, Piece};
+use super::links::{LinkRecord, LinkTable, Met, Place};
+use super::list::Line;
+use super::roots::Roots;
+use super::tally::Tally;
+use super::tree::{Node, NodeKind};
+use super::usage::Usage;
+use crate::common::print_error;
+use crate::common::records::{Record, RecordBuffer, RecordOutput};
+use canopy_engine::output::{OutBuf, Sink};
+use canopy_engine::{
+    Action, Cx, DirNode, Entry, Errno, ErrorKind, FileKind, Follow, Metadata, Op, Visitor, WalkError,
+    errno_message, join_path,
+};
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+/// The operation of a followed symlink that leads nowhere.
+const DANGLING: &str = "follow";
+
+pub struct DuVisitor<'a> {
+    plan: &'a Plan,
+    roots: &'a Roots,
+    links: LinkTable<DirHandle>,
+    /// Where list lines go as they are made (none with `--sort`: they are gathered and sorted).
+    stdout: Option<Arc<Sink>>,
+    records: Option<&'a RecordOutput>,
+    export: Option<&'a Export>,
+}
+
+/// A directory, compared by identity: the hard-link table's "all names in one directory".
+pub struct DirHandle(Arc<DirNode<Tally>>);
+
+impl PartialEq for DirHandle {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+/// One worker's share.
+pub struct DuState<'a> {
+    lines: Option<OutBuf>,
+    /// List lines held for `--sort`.
+    pub sorted: Vec<Line>,
+    pub roots: Vec<RootResult>,
+    records: Option<RecordBuffer<'a>>,
+    path: Vec<u8>,
+}
+
+/// What the walk found for one PATH argument.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct RootResult {
+    pub root: u32,
+    pub node: Node,
+    pub export: Vec<Piece>,
+}
+
+impl<'a> DuVisitor<'a> {
+    pub fn new(
+        plan: &'a Plan,
+        roots: &'a Roots,
+        stdout: Option<Arc<Sink>>,
+        records: Option<&'a RecordOutput>,
+        export: Option<&'a Export>,
+    ) -> Self {
+        DuVisitor { plan, roots, links: LinkTable::new(), stdout, records, export }
+    }
+
+    /// Hard-linked inodes whose names were not all met in one directory: counted after the walk.
+    pub fn into_open_links(self) -> Vec<LinkRecord> {
+        self.links.into_records()
+    }
+
+    fn root_of(&self, entry: &Entry<'_, Tally>) -> u32 {
+        match entry.dir() {
+            None => self.roots.position(entry.name_cstr().to_bytes()),
+            Some(dir) => self.roots.position(&dir.start().path),
+        }
+    }
+
+    fn place(&self, root: u32, path: &[u8]) -> Place {
+        Place { root, rel: self.roots.relative(root, path).to_vec() }
+    }
+
+    /// A GNU du line for `path`: printed now, or held for sorting.
+    fn line(&self, state: &mut DuState<'_>, usage: Usage, path: &[u8], root: u32) {
+        let Some(list) = &self.plan.list else { return };
+        let mut bytes = Vec::with_capacity(path.len() + 24);
+        super::list::write_line(&mut bytes, list, self.plan.metric, usage, path);
+        match &mut state.lines {
+            Some(out) => {
+                out.buf().extend_from_slice(&bytes);
+                out.end_record();
+            }
+            None => state.sorted.push(Line { place: self.place(root, path), bytes }),
+        }
+    }
+
+    /// A file counted in `dir`: its `-a` line and, with `--files`, its node.
+    fn show_file(&self, state: &mut DuState<'_>, dir: &DirNode<Tally>, name: &[u8], usage: Usage, root: u32) {
+        let depth = dir.depth() + 1;
+        if self.plan.list.as_ref().is_some_and(|l| l.all && depth <= l.max_depth) {
+            let path = join_path(dir.path(), name);
+            self.line(state, usage, &path, root);
+        }
+        if self.plan.shape.is_some_and(|s| s.files && depth <= s.depth) {
+            dir.data.kept().push(Node::new(name.to_vec(), NodeKind::File, usage));
+        }
+    }
+
+    fn export_entry(
+        &self,
+        dir: Option<&DirNode<Tally>>,
+        name: &[u8],
+        meta: Option<&Metadata>,
+        left: Option<Left>,
+    ) {
+        if let (Some(export), Some(dir)) = (self.export, dir) {
+            let parent_dev = dir.metadata().map(|m| m.dev);
+            export.entry(&mut dir.data.export(), name, meta, parent_dev, left);
+        }
+    }
+
+    /// `--exclude`: whether the entry's path matches a pattern.
+    fn excluded(&self, state: &mut DuState<'_>, entry: &Entry<'_, Tally>) -> bool {
+        let Some(excludes) = &self.plan.excludes else { return false };
+        state.path.clear();
+        entry.write_path(&mut state.path);
+        excludes.matches(&state.path)
+    }
+
+    /// `-x`: whether the entry is on another file system than its argument.
+    fn on_other_file_system(&self, entry: &Entry<'_, Tally>, meta: &Metadata) -> bool {
+        self.plan.one_file_system && entry.dir().and_then(|d| d.root_dev()).is_some_and(|dev| dev != meta.dev)
+    }
+}
+
+impl<'a> Visitor for DuVisitor<'a> {
+    type State = DuState<'a>;
+    type DirData = Tally;
+    type Job = ();
+
+    fn new_state(&self) -> DuState<'a> {
+        DuState {
+            lines: self.stdout.as_ref().map(|s| OutBuf::new(Arc::clone(s))),
+            sorted: Vec::new(),
+            roots: Vec::new(),
+            records: self.records.map(RecordOutput::buffer),
+            path: Vec::new(),
+        }
+    }
+
+    fn visit(&self, cx: &mut Cx<'_, Self>, state: &mut DuState<'a>, entry: &Entry<'_, Tally>) -> Action {
+        let root = self.root_of(entry);
+        // The name in its directory; for an argument, the path as given.
+        let name = entry.name_cstr().to_bytes();
+        if self.excluded(state, entry) {
+            self.export_entry(entry.dir().map(|d| &**d), name, None, Some(Left::Pattern));
+            return Action::Prune;
+        }
+        let meta = match entry.metadata() {
+            Ok(meta) if entry.follows() && meta.kind() == FileKind::Symlink => {
+                // A symlink to follow that leads nowhere: du cannot access what it names.
+                cx.report(WalkError::io(entry.path(), Op::Tool(DANGLING), Errno::NOENT));
+                self.export_entry(entry.dir().map(|d| &**d), name, None, Some(Left::Unreadable));
+                return Action::Prune;
+            }
+            Ok(meta) => *meta,
+            Err(errno) => {
+                cx.report(WalkError::io(entry.path(), Op::Stat, errno));
+                self.export_entry(entry.dir().map(|d| &**d), name, None, Some(Left::Unreadable));
+                return Action::Prune;
+            }
+        };
+        if self.on_other_file_system(entry, &meta) {
+            self.export_entry(entry.dir().map(|d| &**d), name, Some(&meta), Some(Left::OtherFs));
+            return Action::Prune;
+        }
+        if entry.dir().is_some() && self.roots.is_earlier_argument(root, meta.file_id()) {
+            return Action::Prune;
+        }
+        if let Some(records) = &mut state.records {
+            state.path.clear();
+            entry.write_path(&mut state.path);
+            records.push(&Record { path: &state.path, kind: meta.kind(), meta: &meta, depth: entry.depth() });
+        }
+        let usage = Usage::of(&meta);
+        let is_dir = meta.is_dir();
+        let linked = self.plan.count_every_inode_once || (!is_dir && meta.nlink > 1);
+        if is_dir {
+            let tally = Tally::default();
+            if linked {
+                let place = self.place(root, &entry.path());
+                self.links.meet(meta.file_id(), usage, None, place, true, None);
+                tally.add_pending_link();
+            } else {
+                tally.usage.add(usage);
+            }
+            cx.set_dir_data(tally);
+            return Action::Continue;
+        }
+        let Some(dir) = entry.dir() else {
+            // An argument that is not a directory: its own line, at level 0.
+            let mut node = Node::new(name.to_vec(), NodeKind::File, Usage::default());
+            if linked {
+                let place = self.place(root, b"");
+                self.links.meet(meta.file_id(), usage, None, place, false, None);
+                node.open = true;
+            } else {
+                node.usage = usage;
+                self.line(state, usage, name, root);
+                node.printed = self.plan.list.is_some();
+            }
+            let export = self.export.map(|_| Vec::new()).unwrap_or_default();
+            state.roots.push(RootResult { root, node, export });
+            return Action::Continue;
+        };
+        self.export_entry(Some(dir), name, Some(&meta), None);
+        if !linked {
+            dir.data.usage.add(usage);
+            self.show_file(state, dir, name, usage, root);
+            return Action::Continue;
+        }
+        let place = self.place(root, &entry.path());
+        let here = DirHandle(Arc::clone(dir));
+        match self.links.meet(meta.file_id(), usage, Some(meta.nlink), place, false, Some(here)) {
+            Met::Counted { owner, usage, earlier } => {
+                dir.data.take_back_pending_links(earlier);
+                dir.data.usage.add(usage);
+                let owner_name = owner.components().last().unwrap_or_default().to_vec();
+                self.show_file(state, dir, &owner_name, usage, root);
+            }
+            Met::Pending => dir.data.add_pending_link(),
+        }
+        Action::Continue
+    }
+
+    fn leave_dir(&self, _: &mut Cx<'_, Self>, state: &mut DuState<'a>, dir: &Arc<DirNode<Tally>>) {
+        let tally = &dir.data;
+        let usage = tally.usage.load();
+        let open = tally.is_open();
+        let depth = dir.depth();
+        let root = self.roots.position(&dir.start().path);
+        let list = self.plan.list.as_ref();
+        let printed = list.is_some_and(|l| !open && depth <= l.max_depth);
+        if printed {
+            self.line(state, usage, dir.path(), root);
+        }
+        let keep = dir.parent().is_none()
+            || list.is_some_and(|l| open && depth <= l.max_depth)
+            || self.plan.shape.is_some_and(|s| depth <= s.depth);
+        let node = keep.then(|| {
+            let mut children = std::mem::take(&mut *tally.kept());
+            if let Some(shape) = &self.plan.shape {
+                shape.prune(&mut children, usage.get(shape.metric));
+            }
+            Node { name: dir.name().to_bytes().to_vec(), kind: NodeKind::Dir, usage, open, printed, children }
+        });
+        let parent = dir.parent();
+        let export = self.export.map(|export| {
+            let part = std::mem::take(&mut *tally.export());
+            let parent_dev = parent.and_then(|p| p.metadata()).map(|m| m.dev);
+            export.finish_dir(dir.path(), dir.name().to_bytes(), dir.metadata(), parent_dev, part)
+        });
+        match parent {
+            Some(parent) => {
+                parent.data.usage.add(usage);
+                if open {
+                    parent.data.mark_open_below();
+                }
+                if let Some(node) = node {
+                    parent.data.kept().push(node);
+                }
+                if let (Some(export), Some(part)) = (self.export, export) {
+                    export.add_child(&mut parent.data.export(), part);
+                }
+            }
+            None => state.roots.push(RootResult {
+                root,
+                node: node.expect("argument nodes are always kept"),
+                export: export.unwrap_or_default(),
+            }),
+        }
+    }
+
+    fn absorb(&self, into: &Tally, from: Tally) {
+        into.absorb(from);
+    }
+
+    fn error(&self, error: &WalkError) -> bool {
+        if matches!(error.kind, ErrorKind::Loop { .. }) && self.plan.follow == Follow::Always {
+            // du -L skips a directory that leads back to an ancestor, silently.
+            return false;
+        }
+        let path = String::from_utf8_lossy(&error.path);
+        match error.kind {
+            ErrorKind::Io { op: Op::OpenDir | Op::ReadDir, errno } => {
+                if let Some(export) = self.export {
+                    export.unreadable_dir(&error.path);
+                }
+                print_error("du", format_args!("cannot read directory '{path}': {}", errno_message(errno)));
+            }
+            ErrorKind::Io { op: Op::Stat, errno } => {
+                print_error("du", format_args!("cannot access '{path}': {}", errno_message(errno)));
+            }
+            // GNU du's wording for a link it was told to follow that leads nowhere: no reason given.
+            ErrorKind::Io { op: Op::Tool(DANGLING), .. } => {
+                print_error("du", format_args!("cannot access '{path}'"))
+            }
+            _ => print_error("du", error),
+        }
+        true
+    }
+}
