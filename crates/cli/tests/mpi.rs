@@ -275,3 +275,99 @@ fn report_tables_and_draws_the_statistics_of_a_run() {
     let bars = balance.matches("fill=\"#3182BD\"").count();
     assert_eq!(bars, ranks.len(), "one bar per rank");
 }
+
+/// A random tree with sizes, a sparse file and hard links across directories (so the rule that
+/// picks the directory charged for a shared inode matters).
+fn sized_tree(root: &Path, seed: u64) {
+    random_tree(root, seed);
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let mut dirs = vec![root.to_path_buf()];
+    let mut i = 0;
+    while i < dirs.len() {
+        for entry in std::fs::read_dir(&dirs[i]).unwrap() {
+            let entry = entry.unwrap();
+            if entry.file_type().unwrap().is_dir() {
+                dirs.push(entry.path());
+            }
+        }
+        i += 1;
+    }
+    for (n, dir) in dirs.iter().enumerate() {
+        std::fs::write(dir.join(format!("data{n}")), vec![b'x'; rng.usize(0..40_000)]).unwrap();
+        if n % 3 == 0 {
+            let other = &dirs[rng.usize(0..dirs.len())];
+            let _ = std::fs::hard_link(dir.join(format!("data{n}")), other.join(format!("link{n}")));
+        }
+    }
+    let sparse = std::fs::File::create(root.join("sparse")).unwrap();
+    sparse.set_len(50 << 20).unwrap();
+}
+
+#[test]
+fn du_on_the_cluster_prints_what_one_process_prints() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("sized");
+    sized_tree(&root, 41);
+    let root = root.to_str().unwrap();
+    let runs: [&[&str]; 4] = [
+        &["du", "-B1", "-a", "--sort", root],
+        &["du", "--inodes", "-c", "--max-depth=2", "--sort", root],
+        &["du", "-sb", root],
+        &["du", "--json", "--depth=100", "--min-ratio=0", "--files", root],
+    ];
+    for args in runs {
+        let want = local(args);
+        assert_eq!(want.status.code(), Some(0), "{}", String::from_utf8_lossy(&want.stderr));
+        for n in [1, 2, 4] {
+            for sched in ["h-drqs", "drqs", "cp"] {
+                let mut with_sched = vec![args[0], "--sched", sched];
+                with_sched.extend_from_slice(&args[1..]);
+                let got = mpirun(n, &with_sched, &[]);
+                assert_eq!(got.status.code(), Some(0), "{}", String::from_utf8_lossy(&got.stderr));
+                assert_eq!(
+                    String::from_utf8_lossy(&got.stdout),
+                    String::from_utf8_lossy(&want.stdout),
+                    "mpirun -n {n} {with_sched:?}"
+                );
+            }
+        }
+    }
+    // Those runs really were spread: ranks other than 0 walked part of the tree.
+    let stats = tmp.path().join("du-stats.json");
+    let out = mpirun(4, &["du", "--sched", "drqs", "--stats", stats.to_str().unwrap(), "-s", root], &[]);
+    assert_eq!(out.status.code(), Some(0));
+    let stats: serde_json::Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
+    let busy = stats["ranks"].as_array().unwrap().iter().filter(|r| r["entries"].as_u64() > Some(0)).count();
+    assert!(busy >= 2, "{busy} ranks walked entries");
+    // The ncdu export travels between ranks in memory: the same entries, in any order.
+    let entries = |file: &Path| -> Vec<String> {
+        let text = std::fs::read_to_string(file).unwrap();
+        let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let mut out = Vec::new();
+        fn walk(dir: &serde_json::Value, prefix: &str, out: &mut Vec<String>) {
+            let items = dir.as_array().unwrap();
+            let path = format!("{prefix}/{}", items[0]["name"].as_str().unwrap());
+            out.push(format!("{path} {} {}", items[0]["asize"], items[0]["dsize"]));
+            for item in &items[1..] {
+                match item {
+                    serde_json::Value::Array(_) => walk(item, &path, out),
+                    file => out.push(format!(
+                        "{path}/{} {} {}",
+                        file["name"].as_str().unwrap(),
+                        file["asize"],
+                        file["dsize"]
+                    )),
+                }
+            }
+        }
+        walk(&doc[3], "", &mut out);
+        out.sort();
+        out
+    };
+    let single = tmp.path().join("single.json");
+    assert_eq!(local(&["du", "--ncdu-json", single.to_str().unwrap(), root]).status.code(), Some(0));
+    let spread = tmp.path().join("spread.json");
+    let out = mpirun(4, &["du", "--ncdu-json", spread.to_str().unwrap(), root], &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(entries(&spread), entries(&single));
+}
