@@ -19,6 +19,10 @@ pub enum Command {
     Dirsvc(canopy_dirsvc::cli::DirsvcArgs),
     /// Apply one file operation to a group of files across hosts and print the aggregated result.
     Group(canopy_group::cli::GroupArgs),
+    /// Copy one file to every host: read once, streamed down the tree, verified, renamed into place.
+    Pcp(canopy_grouptools::pcp::PcpArgs),
+    /// Update a file on every host with rsync's algorithm, once per sub-group of identical copies.
+    Psync(canopy_grouptools::psync::PsyncArgs),
     /// Mirror a directory through FUSE with a fixed latency per request (emulates a parallel file
     /// system, to evaluate concurrency settings on any machine).
     Latfs(canopy_latfs::Args),
@@ -46,6 +50,8 @@ impl Command {
             Command::Dirsvc(args) => canopy_dirsvc::cli::run(args),
             Command::Group(args) => canopy_group::cli::run(args),
             Command::Latfs(args) => canopy_latfs::run(args),
+            Command::Pcp(args) => canopy_grouptools::pcp::run(args),
+            Command::Psync(args) => canopy_grouptools::psync::run(args),
             Command::Walk(args) => canopy_tools::walk::run(&args, cluster).into(),
             Command::Cmp(args) => canopy_tools::cmp::run(args).into(),
             Command::Cp(args) => canopy_tools::cp::run(args).into(),

@@ -328,6 +328,20 @@ impl<'rt, T: Transport> Group<'rt, T> {
         )
     }
 
+    /// The members held by the hosts of `ranks`.
+    pub fn members_on(&self, ranks: &RangeSet) -> RangeSet {
+        let mut members = RangeSet::new();
+        for host in self.hosts.iter().filter(|h| h.count > 0 && ranks.contains_value(h.rank as u64)) {
+            members.insert_span(host.first, host.first + host.count - 1);
+        }
+        members
+    }
+
+    /// Every host that answered gopen, with its rank, in member order (hosts without a member included).
+    pub fn host_ranks(&self) -> Vec<(&str, Rank)> {
+        self.hosts.iter().map(|h| (h.name.as_str(), h.rank)).collect()
+    }
+
     /// Every member, as a set.
     pub fn all_members(&self) -> RangeSet {
         match self.gsize() {

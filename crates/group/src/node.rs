@@ -19,9 +19,10 @@ use std::time::{Duration, Instant};
 /// How a group's members below this rank are laid out: this host's count, then each child's subtree.
 #[derive(Clone, Debug, Default)]
 struct Route {
-    /// Index of this host's first member, once committed.
-    base: Option<u64>,
     own: u64,
+    /// Index of each child's first member, once committed (kept when a child leaves the group, so the
+    /// others' members stay where they are).
+    child_bases: HashMap<Rank, u64>,
     /// Children still in the group, with the number of members in their subtree.
     children: Vec<(Rank, u64)>,
     /// Children that missed gopen; they are told to close what they opened.
@@ -34,15 +35,14 @@ impl Route {
         let Some(only) = only else {
             return self.children.iter().map(|&(child, _)| child).collect();
         };
-        let mut next = self.base.unwrap_or(0) + self.own;
-        let mut selected = Vec::new();
-        for &(child, count) in &self.children {
-            if count > 0 && !RangeSet::from_span(next, next + count - 1).intersection(only).is_empty() {
-                selected.push(child);
-            }
-            next += count;
-        }
-        selected
+        self.children
+            .iter()
+            .filter(|&&(child, count)| {
+                let first = self.child_bases.get(&child).copied().unwrap_or(0);
+                count > 0 && !RangeSet::from_span(first, first + count - 1).intersection(only).is_empty()
+            })
+            .map(|&(child, _)| child)
+            .collect()
     }
 }
 
@@ -209,7 +209,6 @@ impl<T: Transport> Node<T> {
         let Some(route) = self.routes.get_mut(&group) else {
             return;
         };
-        route.base = Some(base);
         let mut next = base + route.own;
         let assignments: Vec<(Rank, Option<u64>)> = route
             .children
@@ -217,6 +216,7 @@ impl<T: Transport> Node<T> {
             .map(|&(child, count)| {
                 let child_base = next;
                 next += count;
+                route.child_bases.insert(child, child_base);
                 (child, Some(child_base))
             })
             .chain(route.excluded.drain(..).map(|child| (child, None)))

@@ -152,3 +152,33 @@ fn assemble_rebuilds_a_file_from_literals_and_ranges_of_each_hosts_old_version()
     };
     assert_eq!(outcome.failures()[0].status, MemberStatus::Failed(Errno(libc::EIO)));
 }
+
+#[test]
+fn a_sub_group_still_reaches_its_members_after_a_host_before_them_went_missing() {
+    let dir = tempfile::tempdir().unwrap();
+    for rank in 0..4 {
+        std::fs::create_dir_all(root(dir.path(), rank).join("data")).unwrap();
+    }
+    // Host 2's file is a FIFO nobody reads: a big write blocks it for good.
+    let fifo = std::ffi::CString::new(root(dir.path(), 2).join("data/f").to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+    let cluster = Simulation {
+        hosts: 4,
+        host_root: format!("{}/{{rank}}", dir.path().display()),
+        fanout: Fanout::Flat,
+        timeout: Duration::from_secs(1),
+        ..Default::default()
+    }
+    .start()
+    .unwrap();
+    let mut group = cluster.runtime().gopen("/data/f", OpenFlags::RDWR | OpenFlags::CREAT).unwrap();
+    let Err(GroupError::Members(outcome)) = group.write(&vec![b'a'; 256 * 1024]) else {
+        panic!("host2 hangs")
+    };
+    assert_eq!(outcome.missing().to_string(), "host2");
+    group.run_on(FileOp::Write { data: b"b".to_vec() }, &RangeSet::from_values([3])).unwrap();
+    let content = std::fs::read(root(dir.path(), 3).join("data/f")).unwrap();
+    assert_eq!(content.len(), 256 * 1024 + 1);
+    assert_eq!(std::fs::read(root(dir.path(), 1).join("data/f")).unwrap().len(), 256 * 1024);
+}
