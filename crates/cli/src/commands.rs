@@ -23,6 +23,8 @@ pub enum Command {
     Pcp(canopy_grouptools::pcp::PcpArgs),
     /// Update a file on every host with rsync's algorithm, once per sub-group of identical copies.
     Psync(canopy_grouptools::psync::PsyncArgs),
+    /// Tail (and follow) a log on every host; equal lines are merged with the set of hosts.
+    Ptail(canopy_grouptools::ptail::PtailArgs),
     /// Mirror a directory through FUSE with a fixed latency per request (emulates a parallel file
     /// system, to evaluate concurrency settings on any machine).
     Latfs(canopy_latfs::Args),
@@ -52,6 +54,7 @@ impl Command {
             Command::Latfs(args) => canopy_latfs::run(args),
             Command::Pcp(args) => canopy_grouptools::pcp::run(args),
             Command::Psync(args) => canopy_grouptools::psync::run(args),
+            Command::Ptail(args) => canopy_grouptools::ptail::run(args),
             Command::Walk(args) => canopy_tools::walk::run(&args, cluster).into(),
             Command::Cmp(args) => canopy_tools::cmp::run(args).into(),
             Command::Cp(args) => canopy_tools::cp::run(args).into(),

@@ -12,5 +12,6 @@
 pub mod hosts;
 pub mod pcp;
 pub mod psync;
+pub mod ptail;
 pub mod report;
 pub mod verify;
