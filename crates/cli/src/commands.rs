@@ -25,6 +25,8 @@ pub enum Command {
     Psync(canopy_grouptools::psync::PsyncArgs),
     /// Tail (and follow) a log on every host; equal lines are merged with the set of hosts.
     Ptail(canopy_grouptools::ptail::PtailArgs),
+    /// Top across hosts: busiest processes and per-command totals, aggregated in the tree.
+    Ptop(canopy_grouptools::ptop::PtopArgs),
     /// Mirror a directory through FUSE with a fixed latency per request (emulates a parallel file
     /// system, to evaluate concurrency settings on any machine).
     Latfs(canopy_latfs::Args),
@@ -55,6 +57,7 @@ impl Command {
             Command::Pcp(args) => canopy_grouptools::pcp::run(args),
             Command::Psync(args) => canopy_grouptools::psync::run(args),
             Command::Ptail(args) => canopy_grouptools::ptail::run(args),
+            Command::Ptop(args) => canopy_grouptools::ptop::run(args),
             Command::Walk(args) => canopy_tools::walk::run(&args, cluster).into(),
             Command::Cmp(args) => canopy_tools::cmp::run(args).into(),
             Command::Cp(args) => canopy_tools::cp::run(args).into(),

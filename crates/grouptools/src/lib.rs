@@ -13,5 +13,6 @@ pub mod hosts;
 pub mod pcp;
 pub mod psync;
 pub mod ptail;
+pub mod ptop;
 pub mod report;
 pub mod verify;
