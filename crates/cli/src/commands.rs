@@ -27,6 +27,8 @@ pub enum Command {
     Ptail(canopy_grouptools::ptail::PtailArgs),
     /// Top across hosts: busiest processes and per-command totals, aggregated in the tree.
     Ptop(canopy_grouptools::ptop::PtopArgs),
+    /// Serve the cluster's /proc metrics, aggregated in the tree, to Prometheus and a browser.
+    Monitor(canopy_grouptools::monitor::MonitorArgs),
     /// Mirror a directory through FUSE with a fixed latency per request (emulates a parallel file
     /// system, to evaluate concurrency settings on any machine).
     Latfs(canopy_latfs::Args),
@@ -58,6 +60,7 @@ impl Command {
             Command::Psync(args) => canopy_grouptools::psync::run(args),
             Command::Ptail(args) => canopy_grouptools::ptail::run(args),
             Command::Ptop(args) => canopy_grouptools::ptop::run(args),
+            Command::Monitor(args) => canopy_grouptools::monitor::run(args),
             Command::Walk(args) => canopy_tools::walk::run(&args, cluster).into(),
             Command::Cmp(args) => canopy_tools::cmp::run(args).into(),
             Command::Cp(args) => canopy_tools::cp::run(args).into(),

@@ -10,6 +10,8 @@
 //! | [`monitor`] | read of `/proc` metric files | sum / count / min / max with where |
 
 pub mod hosts;
+pub mod interrupt;
+pub mod monitor;
 pub mod pcp;
 pub mod psync;
 pub mod ptail;

@@ -7,6 +7,7 @@ pub mod lines;
 pub mod strip;
 
 use crate::hosts::{HostArgs, with_runtime};
+use crate::interrupt;
 use crate::report::Problems;
 use canopy_group::{
     AggrSpec, AggrType, Aggregation, FileOp, Group, GroupError, MemberStatus, OpKind, OpenFlags, RangeSet,
@@ -16,7 +17,6 @@ use clap::Args;
 use lines::{Line, LineEquivalence, Lines, Params};
 use std::io::Write;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 const EXAMPLES: &str = "\
@@ -109,30 +109,6 @@ pub fn run(args: PtailArgs) -> ExitCode {
             let _ = writeln!(err, "canopy ptail: {usage}");
             ExitCode::from(2)
         }
-    }
-}
-
-/// Ctrl-C (SIGINT) and SIGTERM end a follow after the held lines are printed.
-mod interrupt {
-    use super::*;
-
-    pub(super) static STOP: AtomicBool = AtomicBool::new(false);
-
-    extern "C" fn on_signal(_: libc::c_int) {
-        STOP.store(true, Ordering::SeqCst);
-    }
-
-    pub(super) fn install() {
-        for signal in [libc::SIGINT, libc::SIGTERM] {
-            // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
-            unsafe {
-                libc::signal(signal, on_signal as *const () as libc::sighandler_t);
-            }
-        }
-    }
-
-    pub(super) fn requested() -> bool {
-        STOP.load(Ordering::SeqCst)
     }
 }
 
