@@ -130,10 +130,13 @@ pub struct ProcessTop {
     ticks_per_second: u64,
 }
 
+/// A process's last sample on this host: (session, pid, start time) → (CPU ticks, when).
+type Samples = HashMap<(u64, u32, u64), (u64, Instant)>;
+
 thread_local! {
     /// This host's previous samples: (session, pid, start time) → (ticks, when). Each host runs its leaves
     /// on its own thread (simulation) or process (MPI), so the state is per host.
-    static PREVIOUS: RefCell<HashMap<(u64, u32, u64), (u64, Instant)>> = RefCell::new(HashMap::new());
+    static PREVIOUS: RefCell<Samples> = RefCell::new(HashMap::new());
 }
 
 impl ProcessTop {
