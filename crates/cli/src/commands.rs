@@ -19,6 +19,16 @@ pub enum Command {
     Dirsvc(canopy_dirsvc::cli::DirsvcArgs),
     /// Apply one file operation to a group of files across hosts and print the aggregated result.
     Group(canopy_group::cli::GroupArgs),
+    /// Copy one file to every host: read once, streamed down the tree, verified, renamed into place.
+    Pcp(canopy_grouptools::pcp::PcpArgs),
+    /// Update a file on every host with rsync's algorithm, once per sub-group of identical copies.
+    Psync(canopy_grouptools::psync::PsyncArgs),
+    /// Tail (and follow) a log on every host; equal lines are merged with the set of hosts.
+    Ptail(canopy_grouptools::ptail::PtailArgs),
+    /// Top across hosts: busiest processes and per-command totals, aggregated in the tree.
+    Ptop(canopy_grouptools::ptop::PtopArgs),
+    /// Serve the cluster's /proc metrics, aggregated in the tree, to Prometheus and a browser.
+    Monitor(canopy_grouptools::monitor::MonitorArgs),
     /// Mirror a directory through FUSE with a fixed latency per request (emulates a parallel file
     /// system, to evaluate concurrency settings on any machine).
     Latfs(canopy_latfs::Args),
@@ -48,6 +58,11 @@ impl Command {
             Command::Dirsvc(args) => canopy_dirsvc::cli::run(args),
             Command::Group(args) => canopy_group::cli::run(args),
             Command::Latfs(args) => canopy_latfs::run(args),
+            Command::Pcp(args) => canopy_grouptools::pcp::run(args),
+            Command::Psync(args) => canopy_grouptools::psync::run(args),
+            Command::Ptail(args) => canopy_grouptools::ptail::run(args),
+            Command::Ptop(args) => canopy_grouptools::ptop::run(args),
+            Command::Monitor(args) => canopy_grouptools::monitor::run(args),
             Command::Walk(args) => canopy_tools::walk::run(&args, cluster).into(),
             Command::Du(args) => canopy_tools::du::run(args, cluster).into(),
             Command::Cmp(args) => canopy_tools::cmp::run(args).into(),

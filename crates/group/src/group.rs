@@ -3,7 +3,7 @@
 
 use crate::aggr::{AggrError, AggrResult, AggrSpec, Agreement, Builtin, Sums};
 use crate::nodeset::{NodeSet, RangeSet};
-use crate::ops::{AggrType, Bindings, FileOp, OpKind, Whence};
+use crate::ops::{AggrType, Bindings, FileOp, OpKind, Piece, Whence};
 use crate::protocol::{OpPartial, OpenPartial, Reply, Request};
 use crate::runtime::Runtime;
 use crate::status::{Errno, MemberStatus};
@@ -313,6 +313,43 @@ impl<'rt, T: Transport> Group<'rt, T> {
         NodeSet::from_names(names)
     }
 
+    /// The ranks of the hosts holding the given members (for [`Runtime::gopen_on`]).
+    pub fn ranks_of(&self, members: &RangeSet) -> RangeSet {
+        RangeSet::from_values(
+            self.hosts
+                .iter()
+                .filter(|h| {
+                    h.count > 0
+                        && !RangeSet::from_span(h.first, h.first + h.count - 1)
+                            .intersection(members)
+                            .is_empty()
+                })
+                .map(|h| h.rank as u64),
+        )
+    }
+
+    /// The members held by the hosts of `ranks`.
+    pub fn members_on(&self, ranks: &RangeSet) -> RangeSet {
+        let mut members = RangeSet::new();
+        for host in self.hosts.iter().filter(|h| h.count > 0 && ranks.contains_value(h.rank as u64)) {
+            members.insert_span(host.first, host.first + host.count - 1);
+        }
+        members
+    }
+
+    /// Every host that answered gopen, with its rank, in member order (hosts without a member included).
+    pub fn host_ranks(&self) -> Vec<(&str, Rank)> {
+        self.hosts.iter().map(|h| (h.name.as_str(), h.rank)).collect()
+    }
+
+    /// Every member, as a set.
+    pub fn all_members(&self) -> RangeSet {
+        match self.gsize() {
+            0 => RangeSet::new(),
+            n => RangeSet::from_span(0, n - 1),
+        }
+    }
+
     /// Binds an aggregation to an operation of this group (`gbindaggr`).
     pub fn gbindaggr(&mut self, op: OpKind, ty: AggrType, spec: AggrSpec) -> Result<(), GroupError> {
         self.bindings.bind(op, ty, spec).map_err(GroupError::Usage)
@@ -363,8 +400,67 @@ impl<'rt, T: Transport> Group<'rt, T> {
         self.run(FileOp::Close)
     }
 
+    /// Renames every member's file to `name` in its own directory (temp + rename: the new content
+    /// appears under the real name in one step).
+    pub fn rename(&mut self, name: &[u8]) -> Result<Outcome, GroupError> {
+        self.run(FileOp::Rename { name: name.to_vec() })
+    }
+
+    /// Removes every member's file name; the files stay open.
+    pub fn unlink(&mut self) -> Result<Outcome, GroupError> {
+        self.run(FileOp::Unlink)
+    }
+
+    /// Writes `pieces` at every member's offset, copying [`Piece::Copy`] ranges from the member at the same
+    /// position on the same host of `source` (rsync's reconstruction, on each host).
+    pub fn assemble(&mut self, source: &Group<'_, T>, pieces: Vec<Piece>) -> Result<Outcome, GroupError> {
+        self.run(self.assemble_op(source, pieces))
+    }
+
+    /// The operation [`Group::assemble`] runs, for [`Group::post`] and [`Group::run_on`].
+    pub fn assemble_op(&self, source: &Group<'_, T>, pieces: Vec<Piece>) -> FileOp {
+        FileOp::Assemble { source: source.id, pieces }
+    }
+
+    /// Applies `op` to the members in `members` only (a sub-group); the others keep their last status.
+    pub fn run_on(&mut self, op: FileOp, members: &RangeSet) -> Result<Outcome, GroupError> {
+        if op == FileOp::Close {
+            return Err(GroupError::Usage("close applies to the whole group".into()));
+        }
+        self.execute(op, Some(members.clone()))
+    }
+
+    /// Sends `op` to every member without waiting (write-behind): the call returns at once, the hosts
+    /// apply posted operations in order, and a member whose posted operation failed reports the failure
+    /// in its next acknowledged operation (which it then skips). Streams data down the tree without a
+    /// round trip per piece; follow with an acknowledged operation (fsync, a last write) to learn the
+    /// outcome and to bound how much is in flight.
+    pub fn post(&mut self, op: FileOp) -> Result<(), GroupError> {
+        self.post_to(op, None)
+    }
+
+    /// [`Group::post`] to the members in `members` only.
+    pub fn post_on(&mut self, op: FileOp, members: &RangeSet) -> Result<(), GroupError> {
+        self.post_to(op, Some(members.clone()))
+    }
+
+    fn post_to(&mut self, op: FileOp, only: Option<RangeSet>) -> Result<(), GroupError> {
+        if self.closed {
+            return Err(GroupError::Usage("the group is closed".into()));
+        }
+        if op == FileOp::Close {
+            return Err(GroupError::Usage("close is always acknowledged".into()));
+        }
+        self.runtime.tell(Request::Post { group: self.id, op, only });
+        Ok(())
+    }
+
     /// Applies `op` to every member (Fig. 1) and aggregates statuses and data in the tree.
     pub fn run(&mut self, op: FileOp) -> Result<Outcome, GroupError> {
+        self.execute(op, None)
+    }
+
+    fn execute(&mut self, op: FileOp, only: Option<RangeSet>) -> Result<Outcome, GroupError> {
         if self.closed {
             return Err(GroupError::Usage("the group is closed".into()));
         }
@@ -372,13 +468,18 @@ impl<'rt, T: Transport> Group<'rt, T> {
         self.closed = kind == OpKind::Close;
         let status_spec = self.bindings.status(kind).clone();
         let data_spec = self.bindings.data(kind).cloned();
-        let request =
-            Request::Op { group: self.id, op, status: status_spec.clone(), data: data_spec.clone() };
+        let request = Request::Op {
+            group: self.id,
+            op,
+            status: status_spec.clone(),
+            data: data_spec.clone(),
+            only: only.clone(),
+        };
         let partial = match self.runtime.ask(request) {
             Some(Reply::Done(partial)) => partial,
             _ => return Err(GroupError::Refused(vec!["the root gave no answer".into()])),
         };
-        self.finish(kind, partial, status_spec, data_spec)
+        self.finish(kind, partial, status_spec, data_spec, only)
     }
 
     fn finish(
@@ -387,15 +488,32 @@ impl<'rt, T: Transport> Group<'rt, T> {
         partial: OpPartial,
         status_spec: AggrSpec,
         data_spec: Option<AggrSpec>,
+        only: Option<RangeSet>,
     ) -> Result<Outcome, GroupError> {
         if !partial.problems.is_empty() {
             return Err(GroupError::Refused(partial.problems));
         }
         self.lost = self.lost.union(&partial.missing);
+        let lost_ranks = match &only {
+            Some(members) => self.lost.intersection(&self.ranks_of(members)),
+            None => self.lost.clone(),
+        };
+        let selected = only.unwrap_or_else(|| self.all_members());
         let mut statuses = partial.statuses.0;
-        let unreachable = self.members_of_lost_hosts();
+        let unreachable = self.members_of_lost_hosts().intersection(&selected);
         if !unreachable.is_empty() {
             statuses.push((MemberStatus::Unreachable, unreachable));
+        }
+        // Members outside a sub-group keep their last status.
+        for (status, members) in &self.statuses {
+            let kept = members.difference(&selected);
+            if kept.is_empty() {
+                continue;
+            }
+            match statuses.iter_mut().find(|(s, _)| s == status) {
+                Some((_, set)) => *set = set.union(&kept),
+                None => statuses.push((*status, kept)),
+            }
         }
         self.statuses = statuses;
         let status = AggrResult::new(status_spec, partial.status.map_err(GroupError::Aggregation)?);
@@ -406,15 +524,12 @@ impl<'rt, T: Transport> Group<'rt, T> {
         let failures: Vec<Failure> = self
             .statuses
             .iter()
-            .filter(|(status, _)| !status.is_ok())
-            .map(|(status, members)| Failure {
-                status: *status,
-                members: members.clone(),
-                hosts: self.hosts_of(members),
-            })
+            .map(|(status, members)| (status, members.intersection(&selected)))
+            .filter(|(status, members)| !status.is_ok() && !members.is_empty())
+            .map(|(status, members)| Failure { status: *status, hosts: self.hosts_of(&members), members })
             .collect();
         let missing = NodeSet::from_names(
-            self.hosts.iter().filter(|h| self.lost.contains_value(h.rank as u64)).map(|h| h.name.as_str()),
+            self.hosts.iter().filter(|h| lost_ranks.contains_value(h.rank as u64)).map(|h| h.name.as_str()),
         );
         let outcome = Outcome { kind, status, data, failures, missing };
         if outcome.failures.is_empty() && outcome.missing.is_empty() {

@@ -63,7 +63,7 @@ pub use aggr::{AggrError, AggrResult, AggrSpec, Aggregation, Builtin, Registry, 
 pub use group::{Failure, Group, GroupError, Member, OpenFailure, OpenReport, Outcome};
 pub use host::HostConfig;
 pub use nodeset::{NodeSet, RangeSet};
-pub use ops::{AggrType, FileOp, OpKind, OpenFlags, Whence};
+pub use ops::{AggrType, FileOp, OpKind, OpenFlags, Piece, Whence};
 pub use runtime::{Runtime, serve};
 pub use sim::{SimulatedCluster, Simulation, expand_template};
 pub use status::{Errno, MemberStatus};

@@ -2,7 +2,7 @@
 //! the children's partial results within its time budget, and merges everything in member order.
 
 use crate::aggr::{AggrError, AggrSpec, Classes, ErasedAggregation, Registry};
-use crate::host::{Host, HostConfig, MemberResult, OpenSpec};
+use crate::host::{Delivery, Host, HostConfig, MemberResult, OpenSpec};
 use crate::nodeset::RangeSet;
 use crate::ops::FileOp;
 use crate::protocol::{
@@ -20,10 +20,30 @@ use std::time::{Duration, Instant};
 #[derive(Clone, Debug, Default)]
 struct Route {
     own: u64,
+    /// Index of each child's first member, once committed (kept when a child leaves the group, so the
+    /// others' members stay where they are).
+    child_bases: HashMap<Rank, u64>,
     /// Children still in the group, with the number of members in their subtree.
     children: Vec<(Rank, u64)>,
     /// Children that missed gopen; they are told to close what they opened.
     excluded: Vec<Rank>,
+}
+
+impl Route {
+    /// The children whose subtrees hold a member `only` selects (every child when `None`).
+    fn selected_children(&self, only: Option<&RangeSet>) -> Vec<Rank> {
+        let Some(only) = only else {
+            return self.children.iter().map(|&(child, _)| child).collect();
+        };
+        self.children
+            .iter()
+            .filter(|&&(child, count)| {
+                let first = self.child_bases.get(&child).copied().unwrap_or(0);
+                count > 0 && !RangeSet::from_span(first, first + count - 1).intersection(only).is_empty()
+            })
+            .map(|&(child, _)| child)
+            .collect()
+    }
 }
 
 /// A request that arrived while this rank was waiting for its children: its parent gave up on the current
@@ -99,7 +119,7 @@ impl<T: Transport> Node<T> {
                     Reply::Opened(OpenPartial { problems: vec![problem], ..Default::default() })
                 }
                 Request::Op { .. } => Reply::Done(OpPartial::refused(problem)),
-                Request::Commit { .. } => return Ok(None),
+                Request::Commit { .. } | Request::Post { .. } => return Ok(None),
             };
             return Ok(Some(reply));
         }
@@ -112,8 +132,12 @@ impl<T: Transport> Node<T> {
                 self.commit(seq, group, base);
                 Ok(None)
             }
-            Request::Op { group, op, status, data } => {
-                self.op(seq, group, op, &status, data.as_ref(), &timing).map(|p| Some(Reply::Done(p)))
+            Request::Op { group, op, status, data, only } => {
+                self.op(seq, group, op, &status, data.as_ref(), only, &timing).map(|p| Some(Reply::Done(p)))
+            }
+            Request::Post { group, op, only } => {
+                self.post(seq, group, op, only);
+                Ok(None)
             }
         }
     }
@@ -125,10 +149,22 @@ impl<T: Transport> Node<T> {
         spec: OpenSpec,
         timing: &Timing,
     ) -> Result<OpenPartial, Interrupted> {
-        let children = self.topology.children(self.rank()).to_vec();
+        // Subtrees without a selected rank are left out of the group altogether.
+        let children: Vec<Rank> = self
+            .topology
+            .children(self.rank())
+            .iter()
+            .copied()
+            .filter(|&child| {
+                spec.ranks
+                    .as_ref()
+                    .is_none_or(|ranks| !self.subtree_set(child).intersection(ranks).is_empty())
+            })
+            .collect();
         let request = Request::Open { group, spec: spec.clone() };
         let reached = self.send_request(seq, timing.child_budget, &children, &request);
-        let opened = self.host.open(group, &spec);
+        let selected = spec.ranks.as_ref().is_none_or(|ranks| ranks.contains_value(self.rank() as u64));
+        let opened = self.host.open(group, &spec, selected);
         let mut partial = OpenPartial {
             hosts: vec![HostOpened {
                 rank: self.rank(),
@@ -180,6 +216,7 @@ impl<T: Transport> Node<T> {
             .map(|&(child, count)| {
                 let child_base = next;
                 next += count;
+                route.child_bases.insert(child, child_base);
                 (child, Some(child_base))
             })
             .chain(route.excluded.drain(..).map(|child| (child, None)))
@@ -194,6 +231,7 @@ impl<T: Transport> Node<T> {
         self.send_request(seq, Duration::ZERO, &[child], &request);
     }
 
+    #[allow(clippy::too_many_arguments)] // one request's fields
     fn op(
         &mut self,
         seq: u64,
@@ -201,19 +239,25 @@ impl<T: Transport> Node<T> {
         op: FileOp,
         status_spec: &AggrSpec,
         data_spec: Option<&AggrSpec>,
+        only: Option<RangeSet>,
         timing: &Timing,
     ) -> Result<OpPartial, Interrupted> {
         let Some(route) = self.routes.get(&group).cloned() else {
             return Ok(OpPartial::refused(format!("{}: no group {group} here", self.host.name())));
         };
-        let children: Vec<Rank> = route.children.iter().map(|&(c, _)| c).collect();
-        let request =
-            Request::Op { group, op: op.clone(), status: status_spec.clone(), data: data_spec.cloned() };
+        let children = route.selected_children(only.as_ref());
+        let request = Request::Op {
+            group,
+            op: op.clone(),
+            status: status_spec.clone(),
+            data: data_spec.cloned(),
+            only: only.clone(),
+        };
         let reached = self.send_request(seq, timing.child_budget, &children, &request);
 
         let status_aggr = self.registry.resolve(status_spec);
         let data_aggr = data_spec.map(|spec| self.registry.resolve(spec));
-        let Some(results) = self.host.apply(group, &op) else {
+        let Some(results) = self.host.apply(group, &op, only.as_ref(), Delivery::Acknowledged) else {
             return Ok(OpPartial::refused(format!("{}: group {group} is not open here", self.host.name())));
         };
         let mut parts = vec![local_partial(results, &status_aggr, data_aggr.as_ref())];
@@ -242,6 +286,19 @@ impl<T: Transport> Node<T> {
         let mut merged = merge_partials(parts, &status_aggr, data_aggr.as_ref());
         merged.missing = merged.missing.union(&missing);
         Ok(merged)
+    }
+
+    /// Forwards a posted operation to the selected children and applies it here; nothing is answered.
+    fn post(&mut self, seq: u64, group: u64, op: FileOp, only: Option<RangeSet>) {
+        let Some(route) = self.routes.get(&group) else {
+            return;
+        };
+        let children = route.selected_children(only.as_ref());
+        let request = Request::Post { group, op, only };
+        self.send_request(seq, Duration::ZERO, &children, &request);
+        let Request::Post { op, only, .. } = request else { unreachable!("built above") };
+        // A member that is not open here has nothing to defer; the next acknowledged operation says so.
+        let _ = self.host.apply(group, &op, only.as_ref(), Delivery::Posted);
     }
 
     /// Sends a request to each child and returns those it could be sent to.

@@ -103,6 +103,37 @@ pub enum FileOp {
     },
     /// Close every member; the group is gone afterwards.
     Close,
+    /// Rename every member's file to `name` in its own directory (the file stays open and a member); how
+    /// a file written under a temporary name replaces the real one in one step.
+    Rename {
+        /// The new name: one path component (no `/`, not `.` or `..`).
+        name: Vec<u8>,
+    },
+    /// Remove every member's file name (the file stays open and a member until closed).
+    Unlink,
+    /// Write `pieces` one after another at every member's offset: literal bytes, or byte ranges of the
+    /// member at the same position on the same host of another open group (rsync's reconstruction of a
+    /// new version from the blocks of the old one, done on each host). The status is the bytes written.
+    Assemble {
+        /// The group the copied ranges come from (see [`crate::Group::assemble`]).
+        source: u64,
+        /// What to write, in order.
+        pieces: Vec<Piece>,
+    },
+}
+
+/// A piece of a file rebuilt by [`FileOp::Assemble`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Piece {
+    /// These bytes.
+    Data(Vec<u8>),
+    /// `len` bytes at `offset` of the source member.
+    Copy {
+        /// Where the range starts in the source member.
+        offset: u64,
+        /// How many bytes.
+        len: u64,
+    },
 }
 
 /// The kind of a [`FileOp`], to which aggregations are bound.
@@ -126,6 +157,12 @@ pub enum OpKind {
     Ftruncate,
     /// [`FileOp::Close`]
     Close,
+    /// [`FileOp::Rename`]
+    Rename,
+    /// [`FileOp::Unlink`]
+    Unlink,
+    /// [`FileOp::Assemble`]
+    Assemble,
 }
 
 impl FileOp {
@@ -141,13 +178,16 @@ impl FileOp {
             FileOp::Fsync => OpKind::Fsync,
             FileOp::Ftruncate { .. } => OpKind::Ftruncate,
             FileOp::Close => OpKind::Close,
+            FileOp::Rename { .. } => OpKind::Rename,
+            FileOp::Unlink => OpKind::Unlink,
+            FileOp::Assemble { .. } => OpKind::Assemble,
         }
     }
 }
 
 impl OpKind {
     /// Every operation kind.
-    pub const ALL: [OpKind; 9] = [
+    pub const ALL: [OpKind; 12] = [
         OpKind::Read,
         OpKind::Pread,
         OpKind::Write,
@@ -157,6 +197,9 @@ impl OpKind {
         OpKind::Fsync,
         OpKind::Ftruncate,
         OpKind::Close,
+        OpKind::Rename,
+        OpKind::Unlink,
+        OpKind::Assemble,
     ];
 
     /// Whether the operation produces data (and so takes a data aggregation).
@@ -164,12 +207,17 @@ impl OpKind {
         matches!(self, OpKind::Read | OpKind::Pread | OpKind::Fstat)
     }
 
-    /// Table 2: sum of bytes for reads and writes, the common offset for lseek, zero otherwise.
+    /// Table 2: sum of bytes for reads and writes (and assembly), the common offset for lseek, zero otherwise.
     pub fn default_status_aggregation(self) -> Builtin {
         match self {
-            OpKind::Read | OpKind::Pread | OpKind::Write | OpKind::Pwrite => Builtin::Sum,
+            OpKind::Read | OpKind::Pread | OpKind::Write | OpKind::Pwrite | OpKind::Assemble => Builtin::Sum,
             OpKind::Lseek => Builtin::Equal,
-            OpKind::Fstat | OpKind::Fsync | OpKind::Ftruncate | OpKind::Close => Builtin::Zero,
+            OpKind::Fstat
+            | OpKind::Fsync
+            | OpKind::Ftruncate
+            | OpKind::Close
+            | OpKind::Rename
+            | OpKind::Unlink => Builtin::Zero,
         }
     }
 }

@@ -36,8 +36,12 @@ pub(crate) enum Request {
     Open { group: u64, spec: OpenSpec },
     /// Number the members from `base` in tree order, or close them (`None`); not answered.
     Commit { group: u64, base: Option<u64> },
-    /// Apply an operation and aggregate (answered with [`Reply::Done`]).
-    Op { group: u64, op: FileOp, status: AggrSpec, data: Option<AggrSpec> },
+    /// Apply an operation to the members `only` selects (all when `None`) and aggregate (answered with
+    /// [`Reply::Done`]).
+    Op { group: u64, op: FileOp, status: AggrSpec, data: Option<AggrSpec>, only: Option<RangeSet> },
+    /// Apply an operation without answering: failures wait for each member's next [`Request::Op`]. Lets
+    /// the client stream writes down the tree without a round trip each.
+    Post { group: u64, op: FileOp, only: Option<RangeSet> },
 }
 
 #[derive(Debug, Serialize, Deserialize)]

@@ -4,6 +4,7 @@ use crate::aggr::{AggrSpec, Registry};
 use crate::group::{Group, GroupError, OpenReport};
 use crate::host::{HostConfig, OpenSpec};
 use crate::node::Node;
+use crate::nodeset::RangeSet;
 use crate::ops::{AggrType, Bindings, OpKind, OpenFlags};
 use crate::protocol::{Envelope, Reply, Request};
 use crate::topology::Topology;
@@ -77,9 +78,25 @@ impl<T: Transport> Runtime<T> {
 
     /// [`Runtime::gopen`] with the creation mode of new files.
     pub fn gopen_mode(&self, path: &str, flags: OpenFlags, mode: u32) -> Result<Group<'_, T>, GroupError> {
+        self.open(OpenSpec { path: path.to_owned(), flags, mode, ranks: None })
+    }
+
+    /// [`Runtime::gopen_mode`] on the hosts of `ranks` only (see [`Group::ranks_of`]): a sub-group, such
+    /// as the hosts whose copy of a file needs the same update. Other hosts are not asked.
+    pub fn gopen_on(
+        &self,
+        path: &str,
+        flags: OpenFlags,
+        mode: u32,
+        ranks: &RangeSet,
+    ) -> Result<Group<'_, T>, GroupError> {
+        self.open(OpenSpec { path: path.to_owned(), flags, mode, ranks: Some(ranks.clone()) })
+    }
+
+    fn open(&self, spec: OpenSpec) -> Result<Group<'_, T>, GroupError> {
+        let flags = spec.flags;
         let id = self.next_group.get();
         self.next_group.set(id + 1);
-        let spec = OpenSpec { path: path.to_owned(), flags, mode };
         let partial = match self.ask(Request::Open { group: id, spec }) {
             Some(Reply::Opened(partial)) => partial,
             _ => {

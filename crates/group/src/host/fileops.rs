@@ -1,6 +1,6 @@
 //! One file operation on one member file.
 
-use crate::ops::{FileOp, OpenFlags, Whence};
+use crate::ops::{FileOp, OpenFlags, Piece, Whence};
 use crate::status::Errno;
 use crate::value::{FileStat, Value};
 use std::fs::{File, OpenOptions};
@@ -56,7 +56,9 @@ pub(crate) fn apply(file: &mut File, op: &FileOp) -> (Result<i64, Errno>, Option
         },
         FileOp::Fsync => (file.sync_all().map(|()| 0).map_err(errno), None),
         FileOp::Ftruncate { len } => (file.set_len(*len).map(|()| 0).map_err(errno), None),
-        FileOp::Close => unreachable!("close consumes the file: see close()"),
+        FileOp::Close | FileOp::Rename { .. } | FileOp::Unlink | FileOp::Assemble { .. } => {
+            unreachable!("path and assembly operations go through Host::apply")
+        }
     }
 }
 
@@ -87,4 +89,48 @@ pub(crate) fn close(file: File) -> Result<i64, Errno> {
     let fd = file.into_raw_fd();
     // SAFETY: `fd` came from into_raw_fd, so we own it and close it exactly once.
     if unsafe { libc::close(fd) } == 0 { Ok(0) } else { Err(Errno::of(&std::io::Error::last_os_error())) }
+}
+
+/// Renames `path` to `name` in the same directory and returns the new path.
+pub(crate) fn rename_within(path: &Path, name: &[u8]) -> Result<std::path::PathBuf, Errno> {
+    use std::os::unix::ffi::OsStrExt;
+    if name.is_empty() || name.contains(&b'/') || name == b"." || name == b".." {
+        return Err(Errno(libc::EINVAL));
+    }
+    let target = path.with_file_name(std::ffi::OsStr::from_bytes(name));
+    std::fs::rename(path, &target).map_err(|e| Errno::of(&e))?;
+    Ok(target)
+}
+
+/// Writes `pieces` at `file`'s offset, copying ranges from `source`; returns the bytes written.
+pub(crate) fn assemble(file: &File, source: Option<&File>, pieces: &[Piece]) -> Result<i64, Errno> {
+    const BUFFER: u64 = 1 << 20;
+    let errno = |e: std::io::Error| Errno::of(&e);
+    let mut out = file;
+    let mut written: u64 = 0;
+    let mut buffer = Vec::new();
+    for piece in pieces {
+        match piece {
+            Piece::Data(data) => {
+                out.write_all(data).map_err(errno)?;
+                written += data.len() as u64;
+            }
+            Piece::Copy { offset, len } => {
+                let source = source.ok_or(Errno(libc::EBADF))?;
+                let mut done = 0;
+                while done < *len {
+                    let step = (*len - done).min(BUFFER) as usize;
+                    buffer.resize(step, 0);
+                    source.read_exact_at(&mut buffer, offset + done).map_err(|e| match e.kind() {
+                        std::io::ErrorKind::UnexpectedEof => Errno(libc::EIO),
+                        _ => errno(e),
+                    })?;
+                    out.write_all(&buffer).map_err(errno)?;
+                    done += step as u64;
+                }
+                written += len;
+            }
+        }
+    }
+    Ok(i64::try_from(written).unwrap_or(i64::MAX))
 }

@@ -3,6 +3,7 @@
 mod fileops;
 mod members;
 
+use crate::nodeset::RangeSet;
 use crate::ops::{FileOp, OpenFlags};
 use crate::status::{Errno, MemberStatus};
 use crate::value::Value;
@@ -35,6 +36,8 @@ pub(crate) struct OpenSpec {
     pub(crate) path: String,
     pub(crate) flags: OpenFlags,
     pub(crate) mode: u32,
+    /// Only these ranks open the path (all when `None`); the others join the group with no member.
+    pub(crate) ranks: Option<RangeSet>,
 }
 
 /// The outcome of gopen on one host.
@@ -51,6 +54,18 @@ struct LocalGroup {
     /// Index of the first member; set when the client commits the group.
     base: Option<u64>,
     files: Vec<File>,
+    /// Each member's path on this machine (renames update it).
+    paths: Vec<PathBuf>,
+    /// The first failure of each member's posted operations, reported by its next acknowledged one.
+    deferred: Vec<Option<Errno>>,
+}
+
+/// Whether an operation is acknowledged (its statuses go to the client) or posted (failures wait for the
+/// member's next acknowledged operation).
+#[derive(Copy, Clone, PartialEq, Eq)]
+pub(crate) enum Delivery {
+    Acknowledged,
+    Posted,
 }
 
 pub(crate) struct Host {
@@ -68,20 +83,25 @@ impl Host {
     }
 
     /// Opens the files `spec` names on this host; they join `group` once committed.
-    pub(crate) fn open(&mut self, group: u64, spec: &OpenSpec) -> Opened {
-        let (candidates, mut failures) = members::expand(&self.config.root, &spec.path);
+    /// `selected` is false on a rank that `spec` leaves out: it joins with no member.
+    pub(crate) fn open(&mut self, group: u64, spec: &OpenSpec, selected: bool) -> Opened {
+        let (candidates, mut failures) =
+            if selected { members::expand(&self.config.root, &spec.path) } else { Default::default() };
         let mut members = Vec::new();
         let mut files = Vec::new();
+        let mut paths = Vec::new();
         for candidate in candidates {
             match fileops::open(&candidate.local, spec.flags, spec.mode) {
                 Ok(file) => {
                     files.push(file);
+                    paths.push(candidate.local);
                     members.push(candidate.shown);
                 }
                 Err(errno) => failures.push((candidate.shown, errno)),
             }
         }
-        self.groups.insert(group, LocalGroup { base: None, files });
+        let deferred = vec![None; files.len()];
+        self.groups.insert(group, LocalGroup { base: None, files, paths, deferred });
         Opened { members, failures }
     }
 
@@ -106,32 +126,87 @@ impl Host {
         self.groups.get(&group).map_or(0, |g| g.files.len() as u64)
     }
 
-    /// Applies `op` to every member of `group` held here, in member order; `None` when the group is not
-    /// committed on this host. Close also forgets the group.
-    pub(crate) fn apply(&mut self, group: u64, op: &FileOp) -> Option<Vec<MemberResult>> {
+    /// Applies `op` to the members of `group` held here that `only` selects (all when `None`), in member
+    /// order; `None` when the group is not committed on this host. A member whose posted operations failed
+    /// reports that failure instead of running an acknowledged one. Close also forgets the group.
+    pub(crate) fn apply(
+        &mut self,
+        group: u64,
+        op: &FileOp,
+        only: Option<&RangeSet>,
+        delivery: Delivery,
+    ) -> Option<Vec<MemberResult>> {
         let base = self.groups.get(&group)?.base?;
-        let status = |result: Result<i64, Errno>| match result {
-            Ok(v) => MemberStatus::Ok(v),
-            Err(errno) => MemberStatus::Failed(errno),
-        };
-        if *op == FileOp::Close {
+        let selected = |member: u64| only.is_none_or(|set| set.contains_value(member));
+        if *op == FileOp::Close && only.is_none() {
             let local = self.groups.remove(&group)?;
             return Some(
                 (base..)
-                    .zip(local.files)
-                    .map(|(member, file)| (member, status(fileops::close(file)), None))
+                    .zip(local.files.into_iter().zip(local.deferred))
+                    .map(|(member, (file, deferred))| {
+                        let result = fileops::close(file);
+                        (member, status(deferred.map_or(result, Err)), None)
+                    })
                     .collect(),
             );
         }
-        let local = self.groups.get_mut(&group)?;
-        Some(
-            (base..)
-                .zip(local.files.iter_mut())
-                .map(|(member, file)| {
-                    let (result, data) = fileops::apply(file, op);
-                    (member, status(result), data)
-                })
-                .collect(),
-        )
+        // Taken out of the map while it runs, so that Assemble can read another group's files.
+        let mut local = self.groups.remove(&group)?;
+        let mut results = Vec::new();
+        for (position, member) in (base..).take(local.files.len()).enumerate() {
+            if !selected(member) {
+                continue;
+            }
+            if delivery == Delivery::Acknowledged
+                && let Some(errno) = local.deferred[position].take()
+            {
+                results.push((member, MemberStatus::Failed(errno), None));
+                continue;
+            }
+            let (result, data) = self.apply_one(&mut local, position, op);
+            match (delivery, result) {
+                (Delivery::Posted, Err(errno)) => {
+                    local.deferred[position].get_or_insert(errno);
+                }
+                (Delivery::Posted, Ok(_)) => {}
+                (Delivery::Acknowledged, result) => results.push((member, status(result), data)),
+            }
+        }
+        self.groups.insert(group, local);
+        Some(results)
+    }
+
+    fn apply_one(
+        &self,
+        local: &mut LocalGroup,
+        position: usize,
+        op: &FileOp,
+    ) -> (Result<i64, Errno>, Option<Value>) {
+        match op {
+            // Closing some members only: the rest stay open.
+            FileOp::Close => (Err(Errno(libc::EINVAL)), None),
+            FileOp::Rename { name } => match fileops::rename_within(&local.paths[position], name) {
+                Ok(path) => {
+                    local.paths[position] = path;
+                    (Ok(0), None)
+                }
+                Err(errno) => (Err(errno), None),
+            },
+            FileOp::Unlink => {
+                (std::fs::remove_file(&local.paths[position]).map(|()| 0).map_err(|e| Errno::of(&e)), None)
+            }
+            FileOp::Assemble { source, pieces } => {
+                let source = self.groups.get(source).and_then(|g| g.files.get(position));
+                (fileops::assemble(&local.files[position], source, pieces), None)
+            }
+            other => fileops::apply(&mut local.files[position], other),
+        }
+    }
+}
+
+fn status(result: Result<i64, Errno>) -> MemberStatus {
+    match result {
+        Ok(v) => MemberStatus::Ok(v),
+        Err(errno) => MemberStatus::Failed(errno),
     }
 }

@@ -54,10 +54,10 @@ mod listing;
 mod plan;
 mod progress;
 mod special;
-mod temp;
+pub mod temp;
 mod visitor;
 
-pub use args::CopyFlags;
+pub use args::{CopyFlags, parse_size};
 pub use dest::RootPair;
 pub use files::FileChunk;
 pub use plan::Compare;

@@ -1,0 +1,186 @@
+//! The line-equivalence aggregation of ptail (TBON-FS §4.1.3): each host splits what it read into lines,
+//! strips host-specific fields, and equal lines from any hosts become one entry with the set of members
+//! that logged it. The k-th occurrence of a line on a host meets the k-th on the others, so a host that
+//! logs the same line twice keeps both. The incomplete last line of each read is left for the next one:
+//! its length comes back so the client can seek back over it.
+
+use super::strip::Strip;
+use canopy_group::{Aggregation, RangeSet, Registry, Value};
+use serde::{Deserialize, Serialize};
+
+/// Registry name of [`LineEquivalence`]; its parameter is a JSON [`Params`].
+pub const AGGREGATION: &str = "ptail-lines";
+
+/// How each host cuts its bytes into lines.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Params {
+    /// Strip rules (regular expressions).
+    pub strip: Vec<String>,
+    /// The read started inside a line: drop the first one.
+    pub skip_first: bool,
+    /// Keep only the last this many complete lines.
+    pub last: Option<usize>,
+}
+
+/// One distinct line (after stripping), with who logged it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Line {
+    /// The stripped line, without its newline.
+    pub text: Vec<u8>,
+    /// Which occurrence on each host (0 for the first).
+    pub occurrence: u32,
+    /// The members that logged it.
+    pub members: RangeSet,
+    /// Where it first appeared: (member, line number in that read), to print lines in log order.
+    pub first: (u64, u32),
+}
+
+/// A read's lines across members.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Lines {
+    /// Sorted by (text, occurrence).
+    pub lines: Vec<Line>,
+    /// Lengths of the incomplete last lines, with the members that have them.
+    pub partial: Vec<(u64, RangeSet)>,
+}
+
+impl Lines {
+    /// The lines in log order: by first member, then line number.
+    pub fn in_order(mut self) -> Vec<Line> {
+        self.lines.sort_by_key(|l| l.first);
+        self.lines
+    }
+}
+
+/// The aggregation.
+pub struct LineEquivalence {
+    strip: Strip,
+    params: Params,
+}
+
+impl Aggregation for LineEquivalence {
+    type Partial = Lines;
+
+    fn leaf(&self, member: u64, value: &Value) -> Lines {
+        let Value::Bytes(data) = value else { return Lines::default() };
+        let complete = data.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        let mut text: Vec<&[u8]> = data[..complete].split(|&b| b == b'\n').collect();
+        text.pop(); // after the last newline
+        if self.params.skip_first && !text.is_empty() {
+            text.remove(0);
+        }
+        if let Some(last) = self.params.last {
+            text.drain(..text.len().saturating_sub(last));
+        }
+        let mut lines: Vec<Line> = Vec::with_capacity(text.len());
+        let mut seen: std::collections::HashMap<Vec<u8>, u32> = std::collections::HashMap::new();
+        for (number, line) in text.into_iter().enumerate() {
+            let stripped = self.strip.apply(line);
+            let count = seen.entry(stripped.clone()).or_insert(0);
+            lines.push(Line {
+                text: stripped,
+                occurrence: *count,
+                members: RangeSet::from_values([member]),
+                first: (member, number as u32),
+            });
+            *count += 1;
+        }
+        lines.sort_by(|a, b| (&a.text, a.occurrence).cmp(&(&b.text, b.occurrence)));
+        let partial = (data.len() - complete) as u64;
+        Lines { lines, partial: vec![(partial, RangeSet::from_values([member]))] }
+    }
+
+    fn merge(&self, left: Lines, right: Lines) -> Lines {
+        let mut merged = Vec::with_capacity(left.lines.len() + right.lines.len());
+        let mut right_lines = right.lines.into_iter().peekable();
+        for line in left.lines {
+            while let Some(r) =
+                right_lines.next_if(|r| (&r.text, r.occurrence) < (&line.text, line.occurrence))
+            {
+                merged.push(r);
+            }
+            match right_lines.next_if(|r| (&r.text, r.occurrence) == (&line.text, line.occurrence)) {
+                Some(r) => merged.push(Line {
+                    members: line.members.union(&r.members),
+                    first: line.first.min(r.first),
+                    ..line
+                }),
+                None => merged.push(line),
+            }
+        }
+        merged.extend(right_lines);
+        let mut partial = left.partial;
+        for (len, members) in right.partial {
+            match partial.iter_mut().find(|(l, _)| *l == len) {
+                Some((_, set)) => *set = set.union(&members),
+                None => partial.push((len, members)),
+            }
+        }
+        partial.sort_by_key(|(len, _)| *len);
+        Lines { lines: merged, partial }
+    }
+}
+
+impl LineEquivalence {
+    /// The aggregation for `params` (fails on a strip rule that does not compile).
+    pub fn new(params: Params) -> Result<LineEquivalence, String> {
+        Ok(LineEquivalence { strip: Strip::new(&params.strip)?, params })
+    }
+}
+
+/// Registers [`LineEquivalence`] (every host must).
+pub fn register(registry: &mut Registry) {
+    registry.register(AGGREGATION, |params: &str| {
+        LineEquivalence::new(serde_json::from_str(params).map_err(|e| e.to_string())?)
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::strip::SYSLOG;
+    use super::*;
+
+    fn aggregation(last: Option<usize>) -> LineEquivalence {
+        let strip: Vec<String> = SYSLOG.iter().map(|s| s.to_string()).collect();
+        LineEquivalence {
+            strip: Strip::new(&strip).unwrap(),
+            params: Params { strip, skip_first: false, last },
+        }
+    }
+
+    fn leaf(a: &LineEquivalence, member: u64, text: &str) -> Lines {
+        a.leaf(member, &Value::Bytes(text.as_bytes().to_vec()))
+    }
+
+    fn show(lines: Lines) -> Vec<String> {
+        lines
+            .in_order()
+            .into_iter()
+            .map(|l| format!("{}: {}", l.members, String::from_utf8_lossy(&l.text)))
+            .collect()
+    }
+
+    #[test]
+    fn equal_lines_merge_across_members_and_repeats_stay_separate_in_any_tree_shape() {
+        let a = aggregation(None);
+        let logs = [
+            "Nov 24 10:00:01 n0 sshd[1]: hello\nNov 24 10:00:01 n0 x: mine\nNov 24 10:00:02 n0 sshd[1]: hello\n",
+            "Nov 24 10:00:01 n1 sshd[9]: hello\nNov 24 10:00:03 n1 y: other\n",
+            "Nov 24 10:00:05 n2 sshd[3]: hello\nNov 24 10:00:05 n2 sshd[3]: hello\npartial",
+        ];
+        let leaves: Vec<Lines> = logs.iter().enumerate().map(|(m, t)| leaf(&a, m as u64, t)).collect();
+        let left_first = a.merge(a.merge(leaves[0].clone(), leaves[1].clone()), leaves[2].clone());
+        let right_first = a.merge(leaves[0].clone(), a.merge(leaves[1].clone(), leaves[2].clone()));
+        assert_eq!(left_first, right_first);
+        assert_eq!(
+            show(left_first.clone()),
+            ["0-2: sshd: hello", "0: x: mine", "0,2: sshd: hello", "1: y: other"]
+        );
+        assert_eq!(
+            left_first.partial,
+            vec![(0, RangeSet::from_values([0, 1])), (7, RangeSet::from_values([2]))]
+        );
+        let last_one = aggregation(Some(1));
+        assert_eq!(show(leaf(&last_one, 0, logs[0])), ["0: sshd: hello"]);
+    }
+}
