@@ -44,7 +44,7 @@ impl Command {
         match self {
             Command::Find(args) => canopy_tools::find::run(args, cluster).into(),
             Command::Dirsvc(args) => canopy_dirsvc::cli::run(args),
-            Command::Group(args) => canopy_group::cli::run(args),
+            Command::Group(args) => canopy_group::cli::run(args, cluster),
             Command::Latfs(args) => canopy_latfs::run(args),
             Command::Walk(args) => canopy_tools::walk::run(&args, cluster).into(),
             Command::Cmp(args) => canopy_tools::cmp::run(args).into(),
