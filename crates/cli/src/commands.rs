@@ -17,6 +17,8 @@ pub enum Command {
     Find(canopy_tools::find::FindArgs),
     /// Distributed directory service: servers, namespace operations, mdtest-style benchmark.
     Dirsvc(canopy_dirsvc::cli::DirsvcArgs),
+    /// Search file contents in parallel like grep -r; --group folds identical lines across files.
+    Grep(canopy_tools::grep::GrepArgs),
     /// Apply one file operation to a group of files across hosts and print the aggregated result.
     Group(canopy_group::cli::GroupArgs),
     /// Mirror a directory through FUSE with a fixed latency per request (emulates a parallel file
@@ -44,6 +46,7 @@ impl Command {
         match self {
             Command::Find(args) => canopy_tools::find::run(args, cluster).into(),
             Command::Dirsvc(args) => canopy_dirsvc::cli::run(args),
+            Command::Grep(args) => canopy_tools::grep::run(args, cluster).into(),
             Command::Group(args) => canopy_group::cli::run(args, cluster),
             Command::Latfs(args) => canopy_latfs::run(args),
             Command::Walk(args) => canopy_tools::walk::run(&args, cluster).into(),

@@ -5,6 +5,7 @@ pub mod cmp;
 pub mod common;
 pub mod cp;
 pub mod find;
+pub mod grep;
 mod remove;
 pub mod report;
 pub mod rm;
