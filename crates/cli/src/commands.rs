@@ -17,6 +17,8 @@ pub enum Command {
     Find(canopy_tools::find::FindArgs),
     /// Distributed directory service: servers, namespace operations, mdtest-style benchmark.
     Dirsvc(canopy_dirsvc::cli::DirsvcArgs),
+    /// Search file contents in parallel like grep -r; --group folds identical lines across files.
+    Grep(canopy_tools::grep::GrepArgs),
     /// Apply one file operation to a group of files across hosts and print the aggregated result.
     Group(canopy_group::cli::GroupArgs),
     /// Copy one file to every host: read once, streamed down the tree, verified, renamed into place.
@@ -56,7 +58,8 @@ impl Command {
         match self {
             Command::Find(args) => canopy_tools::find::run(args, cluster).into(),
             Command::Dirsvc(args) => canopy_dirsvc::cli::run(args),
-            Command::Group(args) => canopy_group::cli::run(args),
+            Command::Grep(args) => canopy_tools::grep::run(args, cluster).into(),
+            Command::Group(args) => canopy_group::cli::run(args, cluster),
             Command::Latfs(args) => canopy_latfs::run(args),
             Command::Pcp(args) => canopy_grouptools::pcp::run(args),
             Command::Psync(args) => canopy_grouptools::psync::run(args),

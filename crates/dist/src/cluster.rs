@@ -61,6 +61,27 @@ impl Cluster {
         }
     }
 
+    /// The node of every rank, by rank: ranks with equal numbers share a machine (a shared-memory
+    /// split, or `CANOPY_RANKS_PER_NODE` consecutive ranks). Nodes are numbered from 0 in the order
+    /// of their lowest rank.
+    pub fn nodes(&self) -> Vec<u32> {
+        match &self.kind {
+            Kind::Local => vec![0],
+            #[cfg(feature = "mpi")]
+            Kind::Mpi(w) => w.nodes(),
+        }
+    }
+
+    /// Ends every process of the job at once with exit status `code` (`MPI_Abort`), for when some
+    /// rank hangs and a collective ending would wait for it forever. One process simply exits.
+    pub fn abort(&self, code: u8) -> ! {
+        match &self.kind {
+            Kind::Local => std::process::exit(i32::from(code)),
+            #[cfg(feature = "mpi")]
+            Kind::Mpi(w) => w.abort(code),
+        }
+    }
+
     /// Whether this process prints results (rank 0).
     pub fn is_root(&self) -> bool {
         self.rank() == 0

@@ -58,6 +58,22 @@ impl<'c> Messenger<'c> {
         }
     }
 
+    /// Ends this process's part in the exchange: waits until every process has called `finish` or
+    /// `deadline` passes (`None`: wait as long as it takes), discarding messages that arrive meanwhile
+    /// so that no sender is left waiting on them. False when some process did not come: it hangs or
+    /// died, and the caller should [`crate::Cluster::abort`] the job rather than wait for it in the
+    /// collective shutdown. Collective.
+    pub fn finish(&mut self, deadline: Option<Instant>) -> bool {
+        match &mut self.kind {
+            #[cfg(feature = "mpi")]
+            Kind::Mpi(m) => m.finish(deadline),
+            _ => {
+                let _ = deadline;
+                true
+            }
+        }
+    }
+
     /// The next message and its sender, or `None` once `deadline` passes (`None`: wait forever).
     pub fn receive(&mut self, deadline: Option<Instant>) -> Option<(u32, Vec<u8>)> {
         match &mut self.kind {

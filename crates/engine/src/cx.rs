@@ -15,6 +15,8 @@ pub struct Cx<'w, V: Visitor> {
     pub(crate) worker: usize,
     /// Data for the directory the current visit continues into ([`Cx::set_dir_data`]).
     pub(crate) dir_data: Option<V::DirData>,
+    /// The directory the running job was scheduled in ([`Cx::job_dir`]).
+    pub(crate) job_dir: Option<Arc<DirNode<V::DirData>>>,
 }
 
 /// A slot in a directory's pending work, taken with [`Cx::reserve`] and filled with
@@ -69,6 +71,14 @@ impl<V: Visitor> Cx<'_, V> {
     /// returns [`Action::Continue`](crate::Action::Continue); ignored otherwise.
     pub fn set_dir_data(&mut self, data: V::DirData) {
         self.dir_data = Some(data);
+    }
+
+    /// In [`Visitor::run_job`]: the directory the job was scheduled in with [`Cx::spawn_in`] or
+    /// [`Cx::spawn_reserved`] — a stand-in when the job came from another process — so a job can
+    /// name a file by its directory and name and open it relative to [`DirNode::open`], never
+    /// through a path that could cross a symlink. `None` for jobs scheduled with [`Cx::spawn`].
+    pub fn job_dir(&self) -> Option<&Arc<DirNode<V::DirData>>> {
+        self.job_dir.as_ref()
     }
 
     /// Shows a failure through [`Visitor::error`] and counts it toward the exit status if the

@@ -46,7 +46,9 @@ impl<'a, V: Visitor> Shared<'a, V> {
                 Task::Read(node) => self.read_dir(&mut worker, node),
                 Task::Chunk(chunk, node) => self.visit_chunk_task(&mut worker, &chunk, node),
                 Task::Job(job, dir) => {
-                    self.visitor.run_job(&mut self.cx(worker.index), &mut worker.state, job);
+                    let mut cx = self.cx(worker.index);
+                    cx.job_dir = dir.clone();
+                    self.visitor.run_job(&mut cx, &mut worker.state, job);
                     if let Some(dir) = dir {
                         self.finish(&mut worker, dir);
                     }
@@ -68,7 +70,7 @@ impl<'a, V: Visitor> Shared<'a, V> {
     }
 
     fn cx(&'a self, worker: usize) -> Cx<'a, V> {
-        Cx { shared: self, worker, dir_data: None }
+        Cx { shared: self, worker, dir_data: None, job_dir: None }
     }
 
     fn report(&'a self, worker: usize, error: WalkError) {

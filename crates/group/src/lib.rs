@@ -18,8 +18,10 @@
 //! [`Group::gbindaggr`]. Their merges are associative, so the result is the same for every tree shape.
 //!
 //! The tree ([`Topology`]) is a k-ary tree over ranks with a per-node level. Ranks talk through a
-//! [`Transport`]: [`ThreadTransport`] simulates hosts with threads ([`Simulation`]); an MPI transport
-//! implements the same trait. Rank 0 runs the client ([`Runtime`]) and every other rank [`serve`]s.
+//! [`Transport`]: [`ThreadTransport`] simulates hosts with threads ([`Simulation`]); a cluster's
+//! [`Messenger`](canopy_dist::Messenger) carries it over MPI. Rank 0 runs the client ([`Runtime`]) and
+//! every other rank [`serve`]s. Tools take their hosts from the command line with [`HostsArgs`], which
+//! starts either.
 //!
 //! ```
 //! use canopy_group::{OpenFlags, Simulation};
@@ -48,6 +50,7 @@ pub mod aggr;
 pub mod cli;
 mod group;
 mod host;
+mod launch;
 mod node;
 pub mod nodeset;
 mod ops;
@@ -62,11 +65,12 @@ mod value;
 pub use aggr::{AggrError, AggrResult, AggrSpec, Aggregation, Builtin, Registry, gloadaggr};
 pub use group::{Failure, Group, GroupError, Member, OpenFailure, OpenReport, Outcome};
 pub use host::HostConfig;
+pub use launch::{Client, HostsArgs};
 pub use nodeset::{NodeSet, RangeSet};
 pub use ops::{AggrType, FileOp, OpKind, OpenFlags, Piece, Whence};
 pub use runtime::{Runtime, serve};
 pub use sim::{SimulatedCluster, Simulation, expand_template};
 pub use status::{Errno, MemberStatus};
 pub use topology::{Fanout, Rank, Topology};
-pub use transport::{ThreadTransport, Transport, TransportError};
+pub use transport::{DynTransport, ThreadTransport, Transport, TransportError};
 pub use value::{FileStat, Value};

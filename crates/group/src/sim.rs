@@ -69,8 +69,8 @@ pub fn expand_template(template: &str, rank: usize, hostname: &str) -> Result<St
 }
 
 /// A running simulation: the client runtime plus one server thread per other host.
-pub struct SimulatedCluster {
-    runtime: Option<Runtime<ThreadTransport>>,
+pub struct SimulatedCluster<T: Transport = ThreadTransport> {
+    runtime: Option<Runtime<T>>,
     /// Reaches every server directly, to stop them even when the tree is broken.
     control: MeshControl,
     servers: Vec<(JoinHandle<()>, Receiver<()>)>,
@@ -79,6 +79,17 @@ pub struct SimulatedCluster {
 impl Simulation {
     /// Starts the servers and returns the cluster, whose runtime is the client.
     pub fn start(self) -> Result<SimulatedCluster, GroupError> {
+        self.start_with(|transport| transport)
+    }
+
+    /// [`Simulation::start`] with the client's transport wrapped by `wrap` (into a [`DynTransport`],
+    /// say, to run the same client code as on MPI hosts).
+    ///
+    /// [`DynTransport`]: crate::transport::DynTransport
+    pub fn start_with<T: Transport>(
+        self,
+        wrap: impl FnOnce(ThreadTransport) -> T,
+    ) -> Result<SimulatedCluster<T>, GroupError> {
         if self.hosts == 0 || self.ranks_per_node == 0 {
             return Err(GroupError::Usage(
                 "a simulation needs at least one host and one rank per node".into(),
@@ -113,20 +124,20 @@ impl Simulation {
             servers.push((handle, done_rx));
         }
         let root = transports.pop().expect("rank 0");
-        let runtime = Runtime::new(root, topology, configs.pop().expect("rank 0"), self.registry)?;
+        let runtime = Runtime::new(wrap(root), topology, configs.pop().expect("rank 0"), self.registry)?;
         runtime.set_timeout(self.timeout);
         Ok(SimulatedCluster { runtime: Some(runtime), control, servers })
     }
 }
 
-impl SimulatedCluster {
+impl<T: Transport> SimulatedCluster<T> {
     /// The client.
-    pub fn runtime(&self) -> &Runtime<ThreadTransport> {
+    pub fn runtime(&self) -> &Runtime<T> {
         self.runtime.as_ref().expect("the runtime lives until drop")
     }
 }
 
-impl Drop for SimulatedCluster {
+impl<T: Transport> Drop for SimulatedCluster<T> {
     /// Stops every server; threads still stuck in a file operation after a second are left behind (they
     /// end with the process).
     fn drop(&mut self) {

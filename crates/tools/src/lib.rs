@@ -6,6 +6,7 @@ pub mod common;
 pub mod cp;
 pub mod du;
 pub mod find;
+pub mod grep;
 mod remove;
 pub mod report;
 pub mod rm;

@@ -2,6 +2,8 @@
 #![allow(dead_code)] // each test binary uses a different subset
 
 pub mod du_tree;
+pub mod grep_trees;
+pub mod mpirun;
 pub mod tree_oracles;
 
 use std::ffi::{OsStr, OsString};

@@ -2,6 +2,7 @@
 
 use super::protocol::LAYER;
 use super::transport::Transport;
+use mpi::collective::CommunicatorCollectives;
 use mpi::topology::{Communicator, SimpleCommunicator};
 use std::time::{Duration, Instant};
 
@@ -40,6 +41,26 @@ impl<'w> MpiMessenger<'w> {
             }
             if deadline.is_some_and(|d| Instant::now() >= d) {
                 return None;
+            }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_millis(1));
+        }
+    }
+
+    pub fn finish(&mut self, deadline: Option<Instant>) -> bool {
+        let mut barrier = self.world.immediate_barrier();
+        let mut pause = Duration::from_micros(20);
+        loop {
+            self.transport.progress();
+            while self.transport.poll_tag(LAYER).is_some() {}
+            barrier = match barrier.test() {
+                Ok(_) => return true,
+                Err(pending) => pending,
+            };
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                // The barrier can never complete now; MPI keeps it until the job is aborted.
+                std::mem::forget(barrier);
+                return false;
             }
             std::thread::sleep(pause);
             pause = (pause * 2).min(Duration::from_millis(1));

@@ -148,6 +148,14 @@ impl MpiWorld {
         Ok(sinks)
     }
 
+    pub fn nodes(&self) -> Vec<u32> {
+        self.topology.node.clone()
+    }
+
+    pub fn abort(&self, code: u8) -> ! {
+        self.world.abort(i32::from(code))
+    }
+
     pub fn messenger(&self) -> MpiMessenger<'_> {
         MpiMessenger::new(&self.world)
     }

@@ -4,14 +4,13 @@ mod render;
 
 use crate::aggr::{AggrSpec, Builtin, gloadaggr};
 use crate::group::{Group, GroupError, Outcome};
+use crate::launch::{Client, HostsArgs};
 use crate::ops::{AggrType, OpKind, OpenFlags};
-use crate::sim::Simulation;
-use crate::topology::Fanout;
-use crate::transport::ThreadTransport;
+use crate::transport::Transport;
+use canopy_dist::Cluster;
 use clap::{Args, ValueEnum};
 use std::io::Write;
 use std::process::ExitCode;
-use std::time::Duration;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -20,6 +19,7 @@ Examples:
   canopy group stat /etc/passwd --hosts 8 --host-root /srv/sim/{rank}
   canopy group checksum /etc/conf.d --hosts 16 --host-root ./hosts/{rank} --fanout 4
   canopy group read '/var/log/*.log' --bytes 4096 --agg concat --json
+  mpirun -n 64 canopy group read /proc/loadavg --agg average      # one host per MPI rank
 
 PATH names a file, the files of a directory (not recursive) or a glob's matches, on every host.
 Identical results are printed once, under the set of hosts that produced them.
@@ -66,60 +66,56 @@ pub struct GroupArgs {
     #[arg(long)]
     pub best_effort: bool,
 
-    /// Simulate this many hosts with threads
-    #[arg(long, value_name = "N", default_value_t = 1)]
-    pub hosts: usize,
-
-    /// Each host's root directory; {rank} is the host's rank ({rank:03} zero-pads)
-    #[arg(long, value_name = "DIR", default_value = "/")]
-    pub host_root: String,
-
-    /// Each host's name, with {rank}, {rank:03} and {hostname} [default: the hostname for one host,
-    /// host{rank} for several]
-    #[arg(long, value_name = "NAME")]
-    pub host_name: Option<String>,
-
-    /// Children per node of the aggregation tree, or "flat"
-    #[arg(long, value_name = "K", default_value = "64")]
-    pub fanout: Fanout,
-
-    /// Consecutive simulated hosts per physical node (they aggregate on their node first)
-    #[arg(long, value_name = "N", default_value_t = 1)]
-    pub ranks_per_node: usize,
-
-    /// Seconds to wait for the hosts; silent ones are reported missing
-    #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
-    pub timeout: f64,
+    /// Where the hosts are and how the aggregation tree is shaped
+    #[command(flatten)]
+    pub hosts: HostsArgs,
 
     /// Print one JSON document instead of text
     #[arg(long)]
     pub json: bool,
 }
 
-/// Runs `canopy group` on stdout and stderr.
-pub fn run(args: GroupArgs) -> ExitCode {
-    run_with(&args, &mut std::io::stdout().lock(), &mut std::io::stderr().lock())
+/// Runs `canopy group` on stdout and stderr: every MPI rank calls it, rank 0 prints.
+pub fn run(args: GroupArgs, cluster: &Cluster) -> ExitCode {
+    run_with(&args, cluster, &mut std::io::stdout(), &mut std::io::stderr())
 }
 
-/// Runs `canopy group`, writing results to `out` and diagnostics to `err`.
-pub fn run_with(args: &GroupArgs, out: &mut dyn Write, err: &mut dyn Write) -> ExitCode {
-    match execute(args, out, err) {
-        Ok(true) => ExitCode::SUCCESS,
-        Ok(false) => ExitCode::from(1),
-        Err(Failed::Usage(message)) => {
-            let _ = writeln!(err, "canopy group: {message}");
-            ExitCode::from(2)
-        }
-        Err(Failed::Run(message)) => {
-            let _ = writeln!(err, "canopy group: {message}");
-            ExitCode::from(1)
-        }
+/// Runs `canopy group`, writing results to `out` and diagnostics to `err` (on rank 0).
+pub fn run_with(args: &GroupArgs, cluster: &Cluster, out: &mut dyn Write, err: &mut dyn Write) -> ExitCode {
+    let outcome = aggregation(args).and_then(|spec| {
+        args.hosts
+            .run(cluster, crate::Registry::new(), |runtime| execute(runtime, args, spec, out, err))?
+            .transpose()
+    });
+    let failed = match outcome {
+        Ok(Some(true)) => return ExitCode::SUCCESS,
+        Ok(Some(false)) => return ExitCode::from(1),
+        // Another MPI rank: it served its host; rank 0 reports.
+        Ok(None) => return ExitCode::SUCCESS,
+        Err(failed) => failed,
+    };
+    let (message, code) = match failed {
+        Failed::Usage(message) => (message, 2),
+        Failed::Run(message) => (message, 1),
+    };
+    if cluster.is_root() {
+        let _ = writeln!(err, "canopy group: {message}");
     }
+    ExitCode::from(code)
 }
 
 enum Failed {
     Usage(String),
     Run(String),
+}
+
+impl From<GroupError> for Failed {
+    fn from(e: GroupError) -> Self {
+        match e {
+            GroupError::Usage(message) => Failed::Usage(message),
+            other => Failed::Run(other.to_string()),
+        }
+    }
 }
 
 impl From<std::io::Error> for Failed {
@@ -153,30 +149,19 @@ fn aggregation(args: &GroupArgs) -> Result<AggrSpec, Failed> {
     }
 }
 
-fn execute(args: &GroupArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<bool, Failed> {
-    let spec = aggregation(args)?;
-    if !(args.timeout > 0.0 && args.timeout.is_finite()) {
-        return Err(Failed::Usage(format!("invalid --timeout {}", args.timeout)));
-    }
-    let host_name = args
-        .host_name
-        .clone()
-        .unwrap_or_else(|| if args.hosts == 1 { "{hostname}".into() } else { "host{rank}".into() });
-    let simulation = Simulation {
-        hosts: args.hosts,
-        host_root: args.host_root.clone(),
-        host_name,
-        ranks_per_node: args.ranks_per_node,
-        fanout: args.fanout,
-        timeout: Duration::from_secs_f64(args.timeout),
-        ..Default::default()
-    };
-    let cluster = simulation.start().map_err(|e| Failed::Usage(e.to_string()))?;
+fn execute(
+    runtime: &Client<'_>,
+    args: &GroupArgs,
+    spec: AggrSpec,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<bool, Failed> {
+    let timeout = runtime.timeout().as_secs_f64();
     let flags = if args.best_effort { OpenFlags::RDONLY | OpenFlags::BESTEFFORT } else { OpenFlags::RDONLY };
-    let mut group = match cluster.runtime().gopen(&args.path, flags) {
+    let mut group = match runtime.gopen(&args.path, flags) {
         Ok(group) => group,
         Err(GroupError::Open(report)) => {
-            render::open_failures(err, &report, args.timeout)?;
+            render::open_failures(err, &report, timeout)?;
             if report.failures.is_empty() && report.missing.is_empty() {
                 writeln!(err, "canopy group: {}: no file on any host", args.path)?;
             }
@@ -185,7 +170,7 @@ fn execute(args: &GroupArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result
         Err(other) => return Err(Failed::Run(other.to_string())),
     };
     let report = group.open_report().clone();
-    render::open_failures(err, &report, args.timeout)?;
+    render::open_failures(err, &report, timeout)?;
     let outcome = match apply(&mut group, args, spec) {
         Ok(outcome) => outcome,
         Err(GroupError::Members(outcome)) => *outcome,
@@ -197,12 +182,12 @@ fn execute(args: &GroupArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result
     } else {
         render::text(out, &group, &outcome)?;
     }
-    render::op_failures(err, &group, &outcome, args.timeout)?;
+    render::op_failures(err, &group, &outcome, timeout)?;
     Ok(report.failures.is_empty() && report.missing.is_empty() && outcome.failures().is_empty())
 }
 
-fn apply(
-    group: &mut Group<'_, ThreadTransport>,
+fn apply<T: Transport>(
+    group: &mut Group<'_, T>,
     args: &GroupArgs,
     spec: AggrSpec,
 ) -> Result<Outcome, GroupError> {

@@ -8,23 +8,21 @@ use crate::aggr::{
 use crate::group::{Group, OpenReport, Outcome};
 use crate::nodeset::{NodeSet, RangeSet};
 use crate::status::MemberStatus;
-use crate::transport::ThreadTransport;
+use crate::transport::Transport;
 use crate::value::{FileStat, Value};
 use serde_json::{Value as Json, json};
 use std::io::Write;
 use std::path::Path;
 
-type G<'a> = Group<'a, ThreadTransport>;
-
 /// How sets of members are named: the set of their hosts when the group is one file per host at one
 /// path, else `hosts:path` for each distinct path.
-struct Labels<'g, 'rt> {
-    group: &'g G<'rt>,
+struct Labels<'g, 'rt, Tr: Transport> {
+    group: &'g Group<'rt, Tr>,
     one_per_host: bool,
 }
 
-impl<'g, 'rt> Labels<'g, 'rt> {
-    fn new(group: &'g G<'rt>) -> Self {
+impl<'g, 'rt, Tr: Transport> Labels<'g, 'rt, Tr> {
+    fn new(group: &'g Group<'rt, Tr>) -> Self {
         let files = group.gfiles();
         let mut hosts: Vec<&str> = files.iter().map(|f| f.host.as_str()).collect();
         hosts.sort_unstable();
@@ -55,9 +53,9 @@ impl<'g, 'rt> Labels<'g, 'rt> {
 }
 
 /// One `clush -b` block: 15 dashes, the members (and their number when more than one), 15 dashes, content.
-fn block(
+fn block<Tr: Transport>(
     out: &mut dyn Write,
-    labels: &Labels<'_, '_>,
+    labels: &Labels<'_, '_, Tr>,
     members: &RangeSet,
     content: &[u8],
 ) -> std::io::Result<()> {
@@ -95,7 +93,7 @@ fn numbers(values: &[Option<Decimal>]) -> String {
 }
 
 /// Members whose operation succeeded (those the aggregation saw).
-fn succeeded(group: &G<'_>) -> RangeSet {
+fn succeeded<Tr: Transport>(group: &Group<'_, Tr>) -> RangeSet {
     group
         .gstatus_classes()
         .iter()
@@ -107,7 +105,11 @@ fn decoded<T: serde::de::DeserializeOwned>(result: &AggrResult) -> std::io::Resu
     result.decode().map_err(|e| std::io::Error::other(e.to_string()))
 }
 
-pub(super) fn text(out: &mut dyn Write, group: &G<'_>, outcome: &Outcome) -> Result<(), Failed> {
+pub(super) fn text<Tr: Transport>(
+    out: &mut dyn Write,
+    group: &Group<'_, Tr>,
+    outcome: &Outcome,
+) -> Result<(), Failed> {
     let Some(result) = outcome.data() else {
         return Ok(());
     };
@@ -193,9 +195,9 @@ pub(super) fn open_failures(err: &mut dyn Write, report: &OpenReport, timeout: f
 }
 
 /// `canopy group: MEMBERS: error` lines for members that failed the operation.
-pub(super) fn op_failures(
+pub(super) fn op_failures<Tr: Transport>(
     err: &mut dyn Write,
-    group: &G<'_>,
+    group: &Group<'_, Tr>,
     outcome: &Outcome,
     timeout: f64,
 ) -> std::io::Result<()> {
@@ -233,7 +235,7 @@ fn number_json(value: Option<Decimal>) -> Json {
     value.map_or(Json::Null, |d| json!(d.to_f64()))
 }
 
-fn members_json(labels: &Labels<'_, '_>, members: &RangeSet) -> Json {
+fn members_json<Tr: Transport>(labels: &Labels<'_, '_, Tr>, members: &RangeSet) -> Json {
     json!({
         "members": members.folded(Some(3)),
         "count": members.len(),
@@ -249,7 +251,7 @@ fn with(mut base: Json, extra: Json) -> Json {
     base
 }
 
-fn result_json(labels: &Labels<'_, '_>, result: &AggrResult) -> Result<Json, Failed> {
+fn result_json<Tr: Transport>(labels: &Labels<'_, '_, Tr>, result: &AggrResult) -> Result<Json, Failed> {
     let failed = |e: crate::aggr::AggrError| Failed::Run(e.to_string());
     let AggrSpec::Builtin(builtin) = result.spec() else {
         return Ok(match result.decode::<ForeignPartial>().map_err(failed)? {
@@ -325,9 +327,9 @@ fn result_json(labels: &Labels<'_, '_>, result: &AggrResult) -> Result<Json, Fai
     })
 }
 
-pub(super) fn json(
+pub(super) fn json<Tr: Transport>(
     args: &GroupArgs,
-    group: &G<'_>,
+    group: &Group<'_, Tr>,
     report: &OpenReport,
     outcome: &Outcome,
 ) -> Result<Json, Failed> {

@@ -1,9 +1,10 @@
 //! The seam between the group layer and whatever moves bytes between ranks.
 //!
 //! The group layer speaks to its parent and children in the aggregation tree through a [`Transport`]:
-//! [`ThreadTransport`] (one thread per simulated host, channels between them) here; an MPI transport
-//! implements the same trait over point-to-point messages.
+//! [`ThreadTransport`] (one thread per simulated host, channels between them), or a cluster's
+//! [`Messenger`](canopy_dist::Messenger) (MPI point-to-point messages, one rank per host).
 
+mod messenger;
 mod threads;
 
 pub(crate) use threads::MeshControl;
@@ -55,6 +56,38 @@ pub trait Transport {
     /// The next message from any rank with its sender, or `None` once `deadline` passes.
     fn receive(&mut self, deadline: Option<Instant>) -> Result<Option<(Rank, Vec<u8>)>, TransportError>;
 }
+
+/// Any transport, for code that runs the same way on simulated and on MPI hosts.
+pub type DynTransport<'t> = Box<dyn Transport + 't>;
+
+/// A pointer to a transport is a transport: a boxed one, or one borrowed for a while (an MPI rank's
+/// messenger, used again after the tree is done).
+macro_rules! forward_to_pointee {
+    ($($pointer:ty),*) => {$(
+        impl<T: Transport + ?Sized> Transport for $pointer {
+            fn rank(&self) -> Rank {
+                (**self).rank()
+            }
+
+            fn size(&self) -> usize {
+                (**self).size()
+            }
+
+            fn send(&mut self, to: Rank, message: Vec<u8>) -> Result<(), TransportError> {
+                (**self).send(to, message)
+            }
+
+            fn receive(
+                &mut self,
+                deadline: Option<Instant>,
+            ) -> Result<Option<(Rank, Vec<u8>)>, TransportError> {
+                (**self).receive(deadline)
+            }
+        }
+    )*};
+}
+
+forward_to_pointee!(Box<T>, &mut T);
 
 /// A transport failure: a destination that is gone, or a broken channel.
 #[derive(Clone, Debug, PartialEq, Eq)]

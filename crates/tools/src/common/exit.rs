@@ -10,6 +10,8 @@ pub enum Exit {
     Usage,
     /// A comparison found differences.
     Different,
+    /// A search selected nothing (grep's status 1).
+    NothingSelected,
     /// A comparison could not read everything it had to compare.
     Trouble,
 }
@@ -36,7 +38,7 @@ impl Exit {
     pub fn code(self) -> u8 {
         match self {
             Exit::Ok => 0,
-            Exit::Errors | Exit::Different => 1,
+            Exit::Errors | Exit::Different | Exit::NothingSelected => 1,
             Exit::Usage | Exit::Trouble => 2,
         }
     }

@@ -1,0 +1,62 @@
+//! Running the binary under `mpirun` (Open MPI) in tests: every run has a time limit, so a hang
+//! fails the test instead of blocking it, and a test can find one rank's process to stop or kill.
+
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// `mpirun --oversubscribe -n N [OPTIONS] canopy ARGS`, allowed to run as root, output captured.
+pub fn mpirun_command(n: usize, options: &[&str], args: &[&str]) -> Command {
+    let mut cmd = Command::new("mpirun");
+    cmd.args(["--oversubscribe", "-n", &n.to_string()])
+        .args(options)
+        .arg(env!("CARGO_BIN_EXE_canopy"))
+        .args(args)
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .env("LC_ALL", "C")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    cmd
+}
+
+/// Waits for `child`; kills it and fails the test if it runs past `limit`.
+#[track_caller]
+pub fn output_within(child: Child, limit: Duration, context: &str) -> Output {
+    let started = Instant::now();
+    let pid = child.id();
+    let watchdog = std::thread::spawn(move || {
+        while started.elapsed() < limit {
+            std::thread::sleep(Duration::from_millis(200));
+            if !Path::new(&format!("/proc/{pid}")).exists() {
+                return false;
+            }
+        }
+        let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+        true
+    });
+    let out = child.wait_with_output().unwrap();
+    let timed_out = started.elapsed() >= limit || watchdog.join().unwrap_or(false);
+    assert!(!timed_out, "{context}: did not terminate within {limit:?}");
+    out
+}
+
+/// Runs `cmd` to the end within `limit`.
+#[track_caller]
+pub fn run_within(mut cmd: Command, limit: Duration) -> Output {
+    let context = format!("{cmd:?}");
+    let child = cmd.spawn().expect("mpirun (Open MPI) is installed by scripts/setup");
+    output_within(child, limit, &context)
+}
+
+/// The process of MPI rank `rank` among the children of `launcher` (an mpirun on this machine),
+/// once it exists.
+pub fn rank_process(launcher: u32, rank: usize) -> Option<u32> {
+    let wanted = format!("OMPI_COMM_WORLD_RANK={rank}");
+    let children = std::fs::read_to_string(format!("/proc/{launcher}/task/{launcher}/children")).ok()?;
+    children.split_whitespace().filter_map(|pid| pid.parse::<u32>().ok()).find(|pid| {
+        std::fs::read(format!("/proc/{pid}/environ"))
+            .is_ok_and(|env| env.split(|&b| b == 0).any(|var| var == wanted.as_bytes()))
+    })
+}
