@@ -46,13 +46,14 @@ impl<'a, V: Visitor> Shared<'a, V> {
                 Task::Read(node) => self.read_dir(&mut worker, node),
                 Task::Chunk(chunk, node) => self.visit_chunk_task(&mut worker, &chunk, node),
                 Task::Job(job, dir) => {
-                    self.visitor.run_job(&mut self.cx(worker.index), &mut worker.state, job);
-                    if let Some(dir) = dir {
+                    let mut cx = Cx { shared: self, worker: worker.index, dir_data: None, job_dir: dir };
+                    self.visitor.run_job(&mut cx, &mut worker.state, job);
+                    if let Some(dir) = cx.job_dir {
                         self.finish(&mut worker, dir);
                     }
                 }
                 Task::Complete(node, data) => {
-                    self.visitor.absorb(&node.data, data);
+                    self.visitor.absorb_completed(&mut self.cx(worker.index), &mut worker.state, &node, data);
                     self.finish(&mut worker, node);
                 }
             }
@@ -68,7 +69,7 @@ impl<'a, V: Visitor> Shared<'a, V> {
     }
 
     fn cx(&'a self, worker: usize) -> Cx<'a, V> {
-        Cx { shared: self, worker, dir_data: None }
+        Cx { shared: self, worker, dir_data: None, job_dir: None }
     }
 
     fn report(&'a self, worker: usize, error: WalkError) {
@@ -258,6 +259,9 @@ impl<'a, V: Visitor> Shared<'a, V> {
         let mut node = node;
         while node.release() {
             if node.import().is_some() {
+                if !self.quitting() {
+                    self.visitor.leave_stand_in(&mut self.cx(worker.index), &mut worker.state, &node);
+                }
                 node.drop_cached_fd();
                 self.finished_imports.lock().unwrap_or_else(|e| e.into_inner()).push(node);
                 self.sched.notify_controller();
