@@ -48,8 +48,8 @@ impl Command {
             Command::Latfs(args) => canopy_latfs::run(args),
             Command::Walk(args) => canopy_tools::walk::run(&args, cluster).into(),
             Command::Cmp(args) => canopy_tools::cmp::run(args).into(),
-            Command::Cp(args) => canopy_tools::cp::run(args).into(),
-            Command::Sync(args) => canopy_tools::sync::run(args).into(),
+            Command::Cp(args) => canopy_tools::cp::run(args, cluster).into(),
+            Command::Sync(args) => canopy_tools::sync::run(args, cluster).into(),
             Command::Rm(args) => canopy_tools::rm::run(args).into(),
             Command::Report(args) => canopy_tools::report::run(&args).into(),
             Command::Completions { shell } => {

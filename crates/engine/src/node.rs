@@ -81,16 +81,17 @@ impl<D: Default> DirNode<D> {
     pub fn child(parent: &Arc<Self>, name: &CStr, follow: bool, meta: Option<Metadata>) -> Arc<Self> {
         Self::child_with(parent, name, follow, meta, D::default())
     }
-
-    /// A counter for jobs that is no directory of the walk: jobs spawned into it with
-    /// [`Cx::spawn_in`](crate::Cx::spawn_in) report back from other processes as a directory's work
-    /// does (the chunks of a file given as a starting point). It is never left.
-    pub fn job_group(label: &[u8]) -> Arc<Self> {
-        Self::root_with(label, false, None, D::default())
-    }
 }
 
 impl<D> DirNode<D> {
+    /// A counter for jobs that is no directory of the walk: jobs spawned into it with
+    /// [`Cx::spawn_in`](crate::Cx::spawn_in) report back from other processes as a directory's work
+    /// does (the chunks of a file given as a starting point). `label` stands for its path; it is
+    /// never left.
+    pub fn job_group(label: &[u8], data: D) -> Arc<Self> {
+        Self::root_with(label, false, None, data)
+    }
+
     /// A stand-in for a directory exported by another process, starting with `data`: it has no
     /// parent here, and is opened from its starting point one component at a time (never following
     /// a symlink on the way unless the walk follows links).

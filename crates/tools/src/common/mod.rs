@@ -1,5 +1,6 @@
 //! What every tool shares: walk flags, progress display, exit codes, byte-safe paths, the
-//! counterpart of a directory in another tree, and the directories no tool may destroy.
+//! counterpart of a directory in another tree, the directories no tool may destroy, and what
+//! travels between the processes of a distributed walk (big files' pieces, serde forms).
 
 mod exit;
 pub mod guard;
@@ -7,9 +8,11 @@ mod lookup;
 mod mirror;
 mod owner_names;
 mod paths;
+pub mod pieces;
 mod progress;
 pub mod records;
 mod walk_args;
+pub mod wire;
 
 pub use exit::Exit;
 pub use lookup::lookup;

@@ -6,6 +6,7 @@ use crate::common::guard::{Protected, file_id, is_within};
 use crate::common::{Exit, WalkArgs, os_to_bytes, print_error};
 use crate::remove::Remover;
 use crate::transfer::{Compare, CopyFlags, RootPair, Transfer, TransferOptions};
+use canopy_dist::Cluster;
 use canopy_engine::output::Sink;
 use canopy_engine::sys::{open_path, stat_path};
 use canopy_engine::{Follow, errno_message, walk};
@@ -67,7 +68,7 @@ pub struct SyncArgs {
     pub dest: OsString,
 }
 
-pub fn run(args: SyncArgs) -> Exit {
+pub fn run(args: SyncArgs, cluster: &Cluster) -> Exit {
     let source = os_to_bytes(&args.source);
     let dest = trim_slashes(os_to_bytes(&args.dest));
     if let Err(message) = check(&source, &dest) {
@@ -78,7 +79,7 @@ pub fn run(args: SyncArgs) -> Exit {
     if !args.no_delete && stat_path(&dest, true).is_ok() {
         exit = prune(&args, &source, &dest);
     }
-    let mut options = TransferOptions::new(&args.copy);
+    let mut options = TransferOptions::new(&args.copy, (dest.clone(), true));
     options.replace_non_directories = true;
     options.blocking_directories_pruned = !args.no_delete;
     options.dry_run = args.dry_run;
@@ -87,8 +88,11 @@ pub fn run(args: SyncArgs) -> Exit {
     }
     let mut walk = args.walk.options();
     walk.follow = Follow::Roots;
-    let transfer = Transfer::new(options, "sync", vec![RootPair { source, dest, follow_dest: true }]);
-    exit.max(transfer.run(walk))
+    let pair = RootPair { source, follow_source: true, dest, follow_dest: true };
+    let transfer = Transfer::new(options, "sync", vec![pair], cluster);
+    let exit = exit.max(transfer.run(walk, cluster, &args.walk.plan()));
+    cluster.finish_output();
+    Exit::from_code(cluster.agree_exit(exit.code()))
 }
 
 /// Removes what DEST has and SOURCE does not.
