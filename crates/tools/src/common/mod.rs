@@ -18,6 +18,13 @@ pub use exit::Exit;
 pub use lookup::lookup;
 pub use mirror::Mirror;
 pub use owner_names::{group_name, user_name};
-pub use paths::{io_error_message, os_to_bytes, print_error};
+pub use paths::{io_error_message, os_to_bytes, print_error, split_relative};
 pub use progress::{terminal_progress, terminal_progress_with};
 pub use walk_args::WalkArgs;
+
+/// Standard output for results: under MPI every rank's goes to rank 0, which prints it (call
+/// `Cluster::finish_output` once at the end). Collective.
+pub fn cluster_stdout(cluster: &canopy_dist::Cluster) -> std::sync::Arc<canopy_engine::output::Sink> {
+    let mut outputs = cluster.outputs(&[]).expect("stdout alone has nothing to create");
+    outputs.swap_remove(0)
+}

@@ -22,7 +22,7 @@ pub struct CopyFlags {
 }
 
 /// `4096`, `64K`, `64M`, `1G`…
-fn parse_size(text: &str) -> Result<u64, String> {
+pub fn parse_size(text: &str) -> Result<u64, String> {
     let (digits, unit) = match text.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
         Some((i, _)) => text.split_at(i),
         None => (text, ""),

@@ -10,7 +10,7 @@ use super::temp::{create_file, discard, rename_into_place, temp_name};
 use super::visitor::{Failure, Job, TransferState};
 use super::{Transfer, attrs};
 use crate::common::pieces::PieceDone;
-use crate::common::wire;
+use crate::common::{split_relative, wire};
 use canopy_engine::sys::{PATH_MAX, open_beneath, open_path, split_parent};
 use canopy_engine::{Cx, DirFd, DirNode, Entry, Errno, Metadata};
 use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
@@ -109,14 +109,6 @@ fn check_identity(fd: OwnedFd, id: (u64, u64)) -> Result<OwnedFd, Errno> {
 fn open_source(entry: &Entry<'_, DestDir>, meta: &Metadata, noatime: bool) -> Result<OwnedFd, Errno> {
     let fd = at_source(entry, |dir, name| openat(dir, name, source_flags(noatime), Mode::empty()))?;
     check_identity(fd, meta.file_id())
-}
-
-/// Splits a path relative to the roots into its directory and its name.
-fn split_relative(path: &[u8]) -> (&[u8], &[u8]) {
-    match path.iter().rposition(|&b| b == b'/') {
-        Some(i) => (&path[..i], &path[i + 1..]),
-        None => (&[], path),
-    }
 }
 
 /// Opens, on a process other than the one that opened the file, the source and the temporary of

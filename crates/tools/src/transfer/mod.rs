@@ -73,7 +73,7 @@ mod special;
 mod temp;
 mod visitor;
 
-pub use args::CopyFlags;
+pub use args::{CopyFlags, parse_size};
 pub use dest::{DestDir, RootPair};
 pub use files::FileChunk;
 pub use plan::Compare;
@@ -81,7 +81,7 @@ pub use progress::Counters;
 pub use temp::is_temp_name;
 
 use crate::common::pieces::Pieces;
-use crate::common::{Exit, print_error, terminal_progress_with};
+use crate::common::{Exit, cluster_stdout, print_error, terminal_progress_with};
 use attrs::OwnerPolicy;
 use canopy_dist::{Cluster, Plan};
 use canopy_engine::output::Sink;
@@ -158,10 +158,7 @@ impl Transfer {
         cluster: &Cluster,
     ) -> Self {
         let distributed = cluster.size() > 1;
-        let listing = options.dry_run.then(|| {
-            let mut outputs = cluster.outputs(&[]).expect("stdout alone has nothing to create");
-            outputs.swap_remove(0)
-        });
+        let listing = options.dry_run.then(|| cluster_stdout(cluster));
         let shared_links = (distributed && !options.dry_run)
             .then(|| SharedLinks::new(options.link_area.0.clone(), options.link_area.1));
         Transfer {
