@@ -1,6 +1,7 @@
 //! Shared helpers of the end-to-end tests: the binary, hostile test trees, GNU oracles.
 #![allow(dead_code)] // each test binary uses a different subset
 
+pub mod mpirun;
 pub mod tree_oracles;
 
 use std::ffi::{OsStr, OsString};

@@ -350,7 +350,9 @@ impl Transfer {
         if existing.is_some_and(|e| Some(e.file_id()) == first.id) {
             return;
         }
-        if existing.is_some_and(Metadata::is_dir) {
+        // In a dry run of a sync that deletes, a directory in the way is listed for deletion.
+        let pruned = self.options.dry_run && self.options.blocking_directories_pruned;
+        if existing.is_some_and(Metadata::is_dir) && !pruned {
             let message =
                 format!("cannot overwrite directory '{}' with a hard link", lossy(&place.dest_path()));
             return self.report_failure(state, Failure::Message(message));
