@@ -68,10 +68,10 @@ impl Command {
             Command::Monitor(args) => canopy_grouptools::monitor::run(args),
             Command::Walk(args) => canopy_tools::walk::run(&args, cluster).into(),
             Command::Du(args) => canopy_tools::du::run(args, cluster).into(),
-            Command::Cmp(args) => canopy_tools::cmp::run(args).into(),
-            Command::Cp(args) => canopy_tools::cp::run(args).into(),
-            Command::Sync(args) => canopy_tools::sync::run(args).into(),
-            Command::Rm(args) => canopy_tools::rm::run(args).into(),
+            Command::Cmp(args) => canopy_tools::cmp::run(args, cluster).into(),
+            Command::Cp(args) => canopy_tools::cp::run(args, cluster).into(),
+            Command::Sync(args) => canopy_tools::sync::run(args, cluster).into(),
+            Command::Rm(args) => canopy_tools::rm::run(args, cluster).into(),
             Command::Report(args) => canopy_tools::report::run(&args).into(),
             Command::Completions { shell } => {
                 clap_complete::generate(shell, &mut Cli::command(), "canopy", &mut std::io::stdout());

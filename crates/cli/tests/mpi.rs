@@ -7,21 +7,12 @@
 
 mod common;
 
-use common::mpirun::{mpirun_command, run_within};
+use common::mpirun::mpirun;
 use common::*;
 use std::path::{Path, PathBuf};
 use std::process::Output;
-use std::time::Duration;
 
 const SCHEDULERS: [&str; 5] = ["h-drqs", "drqs", "deqs", "pa-drqs", "cp"];
-const LIMIT: Duration = Duration::from_secs(120);
-
-/// `mpirun -n N canopy ARGS`, killed (and the test failed) if it runs past the limit.
-fn mpirun(n: usize, args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut cmd = mpirun_command(n, &[], args);
-    cmd.envs(env.iter().copied());
-    run_within(cmd, LIMIT)
-}
 
 fn local(args: &[&str]) -> Output {
     let mut c = canopy();

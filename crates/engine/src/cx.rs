@@ -15,7 +15,7 @@ pub struct Cx<'w, V: Visitor> {
     pub(crate) worker: usize,
     /// Data for the directory the current visit continues into ([`Cx::set_dir_data`]).
     pub(crate) dir_data: Option<V::DirData>,
-    /// The directory the running job was scheduled in ([`Cx::job_dir`]).
+    /// The directory the running job counts toward, if any ([`Cx::job_dir`]).
     pub(crate) job_dir: Option<Arc<DirNode<V::DirData>>>,
 }
 
@@ -37,6 +37,13 @@ impl<V: Visitor> Cx<'_, V> {
     /// Index of the worker thread running this call.
     pub fn worker(&self) -> usize {
         self.worker
+    }
+
+    /// The directory the running job counts toward ([`Cx::spawn_in`], [`Cx::spawn_reserved`]); on a
+    /// process that imported the job, the directory's stand-in, whose data goes back with its
+    /// completion — the way a job run elsewhere reports to where it was spawned.
+    pub fn job_dir(&self) -> Option<&Arc<DirNode<V::DirData>>> {
+        self.job_dir.as_ref()
     }
 
     /// Schedules a job on the pool.

@@ -1,7 +1,7 @@
 //! Directory nodes: one per directory being walked, alive while anything below it is pending.
 
 use crate::meta::Metadata;
-use crate::sys::{CachedFd, open_dir_at, open_path};
+use crate::sys::{CachedFd, open_beneath, open_dir_at, open_path};
 use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
 use rustix::io::Errno;
 use std::ffi::{CStr, CString};
@@ -15,6 +15,8 @@ pub struct StartPoint {
     pub path: Box<[u8]>,
     /// Its device, for `-xdev`.
     pub dev: Option<u64>,
+    /// Whether it was opened following a symlink in its last component (the walk follows roots).
+    pub follow: bool,
 }
 
 /// Where an imported directory came from: the peer that exported it and its id there. When the
@@ -79,10 +81,20 @@ impl<D: Default> DirNode<D> {
     pub fn child(parent: &Arc<Self>, name: &CStr, follow: bool, meta: Option<Metadata>) -> Arc<Self> {
         Self::child_with(parent, name, follow, meta, D::default())
     }
+}
 
-    /// A stand-in for a directory exported by another process: it has no parent here, and is
-    /// opened from its starting point one component at a time (never following a symlink on the way
-    /// unless the walk follows links).
+impl<D> DirNode<D> {
+    /// A counter for jobs that is no directory of the walk: jobs spawned into it with
+    /// [`Cx::spawn_in`](crate::Cx::spawn_in) report back from other processes as a directory's work
+    /// does (the chunks of a file given as a starting point). `label` stands for its path; it is
+    /// never left.
+    pub fn job_group(label: &[u8], data: D) -> Arc<Self> {
+        Self::root_with(label, false, None, data)
+    }
+
+    /// A stand-in for a directory exported by another process, starting with `data`: it has no
+    /// parent here, and is opened from its starting point one component at a time (never following
+    /// a symlink on the way unless the walk follows links).
     #[allow(clippy::too_many_arguments)] // the fields of a directory arriving from another process
     pub fn imported(
         path: &[u8],
@@ -92,6 +104,7 @@ impl<D: Default> DirNode<D> {
         meta: Option<Metadata>,
         start: StartPoint,
         import: Import,
+        data: D,
     ) -> Arc<Self> {
         Arc::new(DirNode {
             parent: None,
@@ -105,12 +118,10 @@ impl<D: Default> DirNode<D> {
             fd: Mutex::new(None),
             opened: AtomicBool::new(false),
             pending: AtomicUsize::new(1),
-            data: D::default(),
+            data,
         })
     }
-}
 
-impl<D> DirNode<D> {
     pub(crate) fn root_with(path: &[u8], follow: bool, meta: Option<Metadata>, data: D) -> Arc<Self> {
         Arc::new(DirNode {
             parent: None,
@@ -118,7 +129,7 @@ impl<D> DirNode<D> {
             name: CString::new(path).unwrap_or_default(),
             depth: 0,
             follow,
-            start: Arc::new(StartPoint { path: path.into(), dev: meta.map(|m| m.dev) }),
+            start: Arc::new(StartPoint { path: path.into(), dev: meta.map(|m| m.dev), follow }),
             import: None,
             meta,
             fd: Mutex::new(None),
@@ -198,6 +209,13 @@ impl<D> DirNode<D> {
     /// The starting point this directory was found under.
     pub fn start(&self) -> &Arc<StartPoint> {
         &self.start
+    }
+
+    /// The path below the starting point (empty for the starting point itself): where the
+    /// directory's counterpart lies in another tree, the same on every process of a walk.
+    pub fn relative_path(&self) -> &[u8] {
+        let rest = self.path.get(self.start.path.len()..).unwrap_or_default();
+        rest.strip_prefix(b"/").unwrap_or(rest)
     }
 
     /// Iterates from this node up to its root (or to the imported node heading its chain).
@@ -288,14 +306,7 @@ impl<D> DirNode<D> {
 
     /// Opens an imported directory from its starting point, one component at a time.
     fn open_beneath_start(&self) -> Result<OwnedFd, Errno> {
-        let start = &self.start.path;
-        let mut fd = open_path(start, self.follow || self.depth == 0)?;
-        let relative = self.path.get(start.len()..).ok_or(Errno::INVAL)?;
-        for component in relative.split(|&b| b == b'/').filter(|c| !c.is_empty()) {
-            let name = CString::new(component).map_err(|_| Errno::INVAL)?;
-            fd = open_dir_at(&fd, &name, self.follow)?;
-        }
-        Ok(fd)
+        open_beneath(&self.start.path, self.start.follow, self.relative_path(), self.follow)
     }
 
     fn cached_fd(&self) -> Option<Arc<CachedFd>> {
@@ -390,8 +401,9 @@ mod import_tests {
                 2,
                 false,
                 None,
-                StartPoint { path: start.clone().into(), dev: None },
+                StartPoint { path: start.clone().into(), dev: None, follow: false },
                 import.clone(),
+                (),
             )
         };
         let node = make(b"/a/b");

@@ -17,25 +17,25 @@ use std::ffi::CString;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-/// A task in a form another process can run.
+/// A task in a form another process can run; `J` is the visitor's job, `D` its directory data.
 #[derive(Debug, Serialize, Deserialize)]
-pub struct RemoteTask<J> {
+pub struct RemoteTask<J, D> {
     /// The sender's export id, when finishing this work must be reported back.
     pub origin: Option<u64>,
-    pub work: RemoteWork<J>,
+    pub work: RemoteWork<J, D>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
-pub enum RemoteWork<J> {
+pub enum RemoteWork<J, D> {
     Root { path: Vec<u8> },
-    Read { dir: DirSpec },
-    Chunk { dir: DirSpec, names: Vec<u8>, items: Vec<(u32, FileKind)> },
-    Job { job: J, dir: Option<DirSpec> },
+    Read { dir: DirSpec<D> },
+    Chunk { dir: DirSpec<D>, names: Vec<u8>, items: Vec<(u32, FileKind)> },
+    Job { job: J, dir: Option<DirSpec<D>> },
 }
 
 /// A directory described for another process.
 #[derive(Debug, Serialize, Deserialize)]
-pub struct DirSpec {
+pub struct DirSpec<D> {
     pub path: Vec<u8>,
     pub name: Vec<u8>,
     pub depth: u32,
@@ -43,8 +43,11 @@ pub struct DirSpec {
     pub meta: Option<Metadata>,
     pub start_path: Vec<u8>,
     pub start_dev: Option<u64>,
+    pub start_follow: bool,
     /// (path, device, inode) of its ancestors — only when following links, for loop detection.
     pub ancestors: Vec<(Vec<u8>, u64, u64)>,
+    /// What its stand-in starts with ([`Visitor::stand_in_data`]).
+    pub data: D,
 }
 
 /// The report that work exported under `id` is done, with what the directory's stand-in collected.
@@ -68,7 +71,7 @@ where
 {
     /// Takes queued work for another process: a share split as the session's split mode says, or
     /// everything queued (`all`, the centralised scheduler's way).
-    pub fn export(&self, rng: &mut fastrand::Rng, all: bool) -> Vec<RemoteTask<V::Job>> {
+    pub fn export(&self, rng: &mut fastrand::Rng, all: bool) -> Vec<RemoteTask<V::Job, V::DirData>> {
         let shared = self.shared;
         let mut exported = Vec::new();
         let mut stay = Vec::new();
@@ -83,7 +86,7 @@ where
     }
 
     /// Queues work received from `peer`.
-    pub fn import(&self, peer: u32, tasks: Vec<RemoteTask<V::Job>>) {
+    pub fn import(&self, peer: u32, tasks: Vec<RemoteTask<V::Job, V::DirData>>) {
         let tasks = tasks.into_iter().map(|t| self.shared.task_from_remote(peer, t)).collect();
         self.shared.sched.inject(tasks);
     }
@@ -122,7 +125,7 @@ impl<V: Visitor> Shared<'_, V> {
         id
     }
 
-    fn spec(&self, node: &DirNode<V::DirData>) -> DirSpec {
+    fn spec(&self, node: &DirNode<V::DirData>) -> DirSpec<V::DirData> {
         let mut ancestors = Vec::new();
         if self.options.follow == Follow::Always {
             let mut top = node;
@@ -144,12 +147,14 @@ impl<V: Visitor> Shared<'_, V> {
             meta: node.metadata().copied(),
             start_path: node.start().path.to_vec(),
             start_dev: node.start().dev,
+            start_follow: node.start().follow,
             ancestors,
+            data: self.visitor.stand_in_data(node),
         }
     }
 
     /// The plain-data form of a task, or the task back if it cannot leave this process.
-    fn task_to_remote(&self, task: Task<V>) -> Result<RemoteTask<V::Job>, Task<V>> {
+    fn task_to_remote(&self, task: Task<V>) -> Result<RemoteTask<V::Job, V::DirData>, Task<V>> {
         Ok(match task {
             Task::Root(path) => {
                 RemoteTask { origin: None, work: RemoteWork::Root { path: path.into_bytes() } }
@@ -175,11 +180,12 @@ impl<V: Visitor> Shared<'_, V> {
         })
     }
 
-    fn task_from_remote(&self, peer: u32, task: RemoteTask<V::Job>) -> Task<V> {
-        let stand_in = |dir: DirSpec| -> Arc<DirNode<V::DirData>> {
-            let start = StartPoint { path: dir.start_path.into(), dev: dir.start_dev };
+    fn task_from_remote(&self, peer: u32, task: RemoteTask<V::Job, V::DirData>) -> Task<V> {
+        let stand_in = |dir: DirSpec<V::DirData>| -> Arc<DirNode<V::DirData>> {
+            let start =
+                StartPoint { path: dir.start_path.into(), dev: dir.start_dev, follow: dir.start_follow };
             let import = Import { peer, id: task.origin.unwrap_or(0), ancestors: dir.ancestors };
-            DirNode::imported(&dir.path, &dir.name, dir.depth, dir.follow, dir.meta, start, import)
+            DirNode::imported(&dir.path, &dir.name, dir.depth, dir.follow, dir.meta, start, import, dir.data)
         };
         match task.work {
             RemoteWork::Root { path } => Task::Root(CString::new(path).unwrap_or_default()),

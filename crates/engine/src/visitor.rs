@@ -54,6 +54,38 @@ pub trait Visitor: Sync + Sized {
     /// walks only: part of a directory's work ran elsewhere). Sums add, for instance.
     fn absorb(&self, _into: &Self::DirData, _from: Self::DirData) {}
 
+    /// [`Visitor::absorb`] with the pool at hand, for data whose arrival means more work here (a
+    /// file whose last chunk was copied elsewhere is finished by the process that opened it).
+    /// Distributed walks only; runs before `dir` releases the work that went away.
+    fn absorb_completed(
+        &self,
+        _cx: &mut Cx<'_, Self>,
+        _state: &mut Self::State,
+        dir: &Arc<DirNode<Self::DirData>>,
+        from: Self::DirData,
+    ) {
+        self.absorb(&dir.data, from);
+    }
+
+    /// The data a stand-in of `dir` starts with on a process that imports part of its work
+    /// (distributed walks only): what the entries below need to know — where their copies go, that
+    /// they are to be removed. What is collected for [`Visitor::absorb`] starts empty, as by
+    /// default, since the stand-in's data comes back when its work is done.
+    fn stand_in_data(&self, _dir: &DirNode<Self::DirData>) -> Self::DirData {
+        Self::DirData::default()
+    }
+
+    /// Called where the work of a stand-in finished (distributed walks only), just before its data
+    /// goes back to the process that exported it: the part of [`Visitor::leave_dir`] that belongs
+    /// where the work ran (noting what only this process knows about the directory).
+    fn leave_stand_in(
+        &self,
+        _cx: &mut Cx<'_, Self>,
+        _state: &mut Self::State,
+        _dir: &Arc<DirNode<Self::DirData>>,
+    ) {
+    }
+
     /// Runs a job scheduled with [`Cx::spawn`], [`Cx::spawn_in`] or [`Cx::spawn_reserved`].
     fn run_job(&self, _cx: &mut Cx<'_, Self>, _state: &mut Self::State, _job: Self::Job) {}
 

@@ -46,15 +46,14 @@ impl<'a, V: Visitor> Shared<'a, V> {
                 Task::Read(node) => self.read_dir(&mut worker, node),
                 Task::Chunk(chunk, node) => self.visit_chunk_task(&mut worker, &chunk, node),
                 Task::Job(job, dir) => {
-                    let mut cx = self.cx(worker.index);
-                    cx.job_dir = dir.clone();
+                    let mut cx = Cx { shared: self, worker: worker.index, dir_data: None, job_dir: dir };
                     self.visitor.run_job(&mut cx, &mut worker.state, job);
-                    if let Some(dir) = dir {
+                    if let Some(dir) = cx.job_dir {
                         self.finish(&mut worker, dir);
                     }
                 }
                 Task::Complete(node, data) => {
-                    self.visitor.absorb(&node.data, data);
+                    self.visitor.absorb_completed(&mut self.cx(worker.index), &mut worker.state, &node, data);
                     self.finish(&mut worker, node);
                 }
             }
@@ -260,6 +259,9 @@ impl<'a, V: Visitor> Shared<'a, V> {
         let mut node = node;
         while node.release() {
             if node.import().is_some() {
+                if !self.quitting() {
+                    self.visitor.leave_stand_in(&mut self.cx(worker.index), &mut worker.state, &node);
+                }
                 node.drop_cached_fd();
                 self.finished_imports.lock().unwrap_or_else(|e| e.into_inner()).push(node);
                 self.sched.notify_controller();

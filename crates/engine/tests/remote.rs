@@ -10,43 +10,95 @@ use common::*;
 use crossbeam_channel::{Receiver, Sender, unbounded};
 use serde::{Deserialize, Serialize};
 use std::os::unix::ffi::OsStrExt;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-/// Counts children visited, transferable between sides.
+/// Per directory, transferable between sides: children visited, the directory's own path as the
+/// context entries below it must see (handed to stand-ins), the names of files whose jobs ran (on
+/// whichever side), and whether it passed through `leave_stand_in` before going back.
 #[derive(Default, Serialize, Deserialize)]
-struct Seen(AtomicU64);
+struct Seen {
+    children: AtomicU64,
+    context: Vec<u8>,
+    jobs_done: Mutex<Vec<Vec<u8>>>,
+    left_as_stand_in: AtomicBool,
+}
+
+#[derive(Default)]
+struct Walked {
+    visited: Vec<Vec<u8>>,
+    /// (directory, children visited, files whose jobs reported to it) at `leave_dir`.
+    left: Vec<(Vec<u8>, u64, Vec<Vec<u8>>)>,
+    /// Entries that did not see their directory's context, completions that skipped
+    /// `leave_stand_in`.
+    violations: Vec<String>,
+}
 
 struct Walker;
 
 impl Visitor for Walker {
-    type State = (Vec<Vec<u8>>, Vec<(Vec<u8>, u64)>);
+    type State = Walked;
     type DirData = Seen;
-    type Job = ();
+    /// A file's name, reported to its directory by whoever runs the job.
+    type Job = Vec<u8>;
 
-    fn new_state(&self) -> Self::State {
-        Default::default()
+    fn new_state(&self) -> Walked {
+        Walked::default()
     }
 
-    fn visit(&self, _: &mut Cx<'_, Self>, state: &mut Self::State, entry: &Entry<'_, Seen>) -> Action {
+    fn visit(&self, cx: &mut Cx<'_, Self>, state: &mut Walked, entry: &Entry<'_, Seen>) -> Action {
         // Slow enough that work queues up while the sides exchange it.
         if entry.dirent_kind() == canopy_engine::FileKind::Dir {
             std::thread::sleep(Duration::from_micros(100));
         }
-        state.0.push(entry.path());
+        state.visited.push(entry.path());
         if let Some(dir) = entry.dir() {
-            dir.data.0.fetch_add(1, Ordering::SeqCst);
+            dir.data.children.fetch_add(1, Ordering::SeqCst);
+            if dir.data.context != dir.path() {
+                state.violations.push(format!("{} saw no context", String::from_utf8_lossy(&entry.path())));
+            }
+            if entry.dirent_kind() != canopy_engine::FileKind::Dir {
+                cx.spawn_in(dir, entry.name_cstr().to_bytes().to_vec());
+            }
         }
+        cx.set_dir_data(Seen { context: entry.path(), ..Seen::default() });
         Action::Continue
     }
 
-    fn leave_dir(&self, _: &mut Cx<'_, Self>, state: &mut Self::State, dir: &Arc<DirNode<Seen>>) {
-        state.1.push((dir.path().to_vec(), dir.data.0.load(Ordering::SeqCst)));
+    fn leave_dir(&self, _: &mut Cx<'_, Self>, state: &mut Walked, dir: &Arc<DirNode<Seen>>) {
+        let mut jobs = dir.data.jobs_done.lock().unwrap().clone();
+        jobs.sort();
+        state.left.push((dir.path().to_vec(), dir.data.children.load(Ordering::SeqCst), jobs));
     }
 
-    fn absorb(&self, into: &Seen, from: Seen) {
-        into.0.fetch_add(from.0.into_inner(), Ordering::SeqCst);
+    fn run_job(&self, cx: &mut Cx<'_, Self>, _: &mut Walked, name: Vec<u8>) {
+        let dir = cx.job_dir().expect("spawned in a directory");
+        dir.data.jobs_done.lock().unwrap().push(name);
+    }
+
+    fn stand_in_data(&self, dir: &DirNode<Seen>) -> Seen {
+        Seen { context: dir.data.context.clone(), ..Seen::default() }
+    }
+
+    fn leave_stand_in(&self, _: &mut Cx<'_, Self>, _: &mut Walked, dir: &Arc<DirNode<Seen>>) {
+        dir.data.left_as_stand_in.store(true, Ordering::SeqCst);
+    }
+
+    fn absorb_completed(
+        &self,
+        _: &mut Cx<'_, Self>,
+        state: &mut Walked,
+        dir: &Arc<DirNode<Seen>>,
+        from: Seen,
+    ) {
+        if !from.left_as_stand_in.into_inner() {
+            state
+                .violations
+                .push(format!("{} came back without leave_stand_in", String::from_utf8_lossy(dir.path())));
+        }
+        dir.data.children.fetch_add(from.children.into_inner(), Ordering::SeqCst);
+        dir.data.jobs_done.lock().unwrap().extend(from.jobs_done.into_inner().unwrap());
     }
 }
 
@@ -82,7 +134,7 @@ fn side(
                 while let Ok(msg) = rx.try_recv() {
                     match msg {
                         Msg::Work(bytes) => {
-                            let tasks: Vec<RemoteTask<()>> = postcard::from_bytes(&bytes).unwrap();
+                            let tasks: Vec<RemoteTask<Vec<u8>, Seen>> = postcard::from_bytes(&bytes).unwrap();
                             driver.import(peer, tasks);
                         }
                         Msg::Done(bytes) => {
@@ -100,10 +152,10 @@ fn side(
                     }
                 }
                 for finished in driver.take_finished_imports() {
-                    let done = Completion {
-                        id: finished.id,
-                        data: Seen(AtomicU64::new(finished.node.data.0.load(Ordering::SeqCst))),
-                    };
+                    // Through the wire format, as the transport does.
+                    let data: Seen =
+                        postcard::from_bytes(&postcard::to_allocvec(&finished.node.data).unwrap()).unwrap();
+                    let done = Completion { id: finished.id, data };
                     in_flight.fetch_add(1, Ordering::SeqCst);
                     tx.send(Msg::Done(postcard::to_allocvec(&done).unwrap())).unwrap();
                 }
@@ -126,6 +178,18 @@ fn side(
             }
         })
         .0
+}
+
+/// The names of the non-directories directly in `dir`, sorted.
+fn file_names(dir: &[u8]) -> Vec<Vec<u8>> {
+    let mut names: Vec<Vec<u8>> = std::fs::read_dir(std::ffi::OsStr::from_bytes(dir))
+        .unwrap()
+        .map(Result::unwrap)
+        .filter(|e| !e.file_type().unwrap().is_dir())
+        .map(|e| e.file_name().as_bytes().to_vec())
+        .collect();
+    names.sort();
+    names
 }
 
 #[test]
@@ -160,19 +224,21 @@ fn work_moves_between_sessions_and_post_order_holds() {
                 let hb = s.spawn(|| side(&b, 0, (to_a, from_a), &shared, false));
                 (ha.join().unwrap(), hb.join().unwrap())
             });
-            let b_visited: usize = out_b.states.iter().map(|s| s.0.len()).sum();
+            let b_visited: usize = out_b.states.iter().map(|s| s.visited.len()).sum();
             assert!(b_visited > 0, "some work moved to the second session");
-            let mut paths: Vec<_> =
-                out_a.states.iter().chain(&out_b.states).flat_map(|s| s.0.clone()).collect();
+            let states = || out_a.states.iter().chain(&out_b.states);
+            let mut paths: Vec<_> = states().flat_map(|s| s.visited.clone()).collect();
             paths.sort();
             assert_eq!(paths, expected, "seed {seed} threads {threads}");
-            let mut left: Vec<_> =
-                out_a.states.iter().chain(&out_b.states).flat_map(|s| s.1.clone()).collect();
+            let violations: Vec<_> = states().flat_map(|s| s.violations.clone()).collect();
+            assert!(violations.is_empty(), "{violations:#?}");
+            let mut left: Vec<_> = states().flat_map(|s| s.left.clone()).collect();
             left.sort();
-            let want: Vec<_> = children.clone().into_iter().collect();
+            let want: Vec<_> =
+                children.iter().map(|(dir, count)| (dir.clone(), *count, file_names(dir))).collect();
             assert_eq!(
                 left, want,
-                "each directory left once, after all its entries, seed {seed} threads {threads}"
+                "each directory left once, after all its entries and jobs, seed {seed} threads {threads}"
             );
         }
     }

@@ -60,3 +60,14 @@ pub fn rank_process(launcher: u32, rank: usize) -> Option<u32> {
             .is_ok_and(|env| env.split(|&b| b == 0).any(|var| var == wanted.as_bytes()))
     })
 }
+
+/// How long one `mpirun` of a test may take before it counts as a hang.
+pub const LIMIT: Duration = Duration::from_secs(120);
+
+/// `mpirun -n N canopy ARGS` with extra environment, failed as a hang past [`LIMIT`].
+#[track_caller]
+pub fn mpirun(n: usize, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut cmd = mpirun_command(n, &[], args);
+    cmd.envs(env.iter().copied());
+    run_within(cmd, LIMIT)
+}

@@ -40,6 +40,9 @@ where
     (outcome, stats)
 }
 
+/// A task held by the master, with the rank its directory belongs to.
+type Queued<V> = (u32, RemoteTask<<V as Visitor>::Job, <V as Visitor>::DirData>);
+
 /// The master: a FIFO of tasks (each with the rank its directory belongs to), handed out one at a
 /// time to whichever worker asks.
 fn master<V>(
@@ -50,9 +53,10 @@ fn master<V>(
 where
     V: Visitor,
     V::Job: Serialize + DeserializeOwned,
+    V::DirData: Serialize + DeserializeOwned,
 {
     let started = Instant::now();
-    let mut queue: VecDeque<(u32, RemoteTask<V::Job>)> = roots
+    let mut queue: VecDeque<Queued<V>> = roots
         .iter()
         .map(|r| (0, RemoteTask { origin: None, work: RemoteWork::Root { path: r.clone() } }))
         .collect();
@@ -65,7 +69,7 @@ where
                 WORK_REQUEST => waiting.push_back(message.from),
                 RESULTS => {
                     comm.safra.received_basic();
-                    let (origin, tasks): WorkBatch<V::Job> = decode(&message.bytes);
+                    let (origin, tasks): WorkBatch<V::Job, V::DirData> = decode(&message.bytes);
                     queue.extend(tasks.into_iter().map(|t| (origin, t)));
                 }
                 super::protocol::TOKEN => comm.safra.receive_token(decode(&message.bytes)),
@@ -129,7 +133,7 @@ where
             let tasks = driver.export(&mut comm.rng, true);
             if !tasks.is_empty() {
                 comm.stats.tasks_exported += tasks.len() as u64;
-                let batch: WorkBatch<V::Job> = (comm.rank, tasks);
+                let batch: WorkBatch<V::Job, V::DirData> = (comm.rank, tasks);
                 comm.send_basic(0, RESULTS, encode(&batch));
                 active = true;
             }

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 /// Work on the wire: the rank whose directories the tasks belong to (completions go there), and
 /// the tasks.
-pub type WorkBatch<J> = (u32, Vec<RemoteTask<J>>);
+pub type WorkBatch<J, D> = (u32, Vec<RemoteTask<J, D>>);
 
 pub struct Comm<'w> {
     pub world: &'w SimpleCommunicator,
@@ -65,7 +65,7 @@ impl<'w> Comm<'w> {
     }
 
     /// Sends the work in `batch` to `to` (or a refusal if there is none).
-    pub fn give<J: Serialize>(&mut self, to: u32, batch: &WorkBatch<J>) {
+    pub fn give<J: Serialize, D: Serialize>(&mut self, to: u32, batch: &WorkBatch<J, D>) {
         if batch.1.is_empty() {
             self.transport.send(to, NO_WORK, Vec::new());
         } else {
@@ -81,7 +81,7 @@ impl<'w> Comm<'w> {
         V::DirData: Serialize + DeserializeOwned,
     {
         self.safra.received_basic();
-        let (origin, tasks): WorkBatch<V::Job> = decode(bytes);
+        let (origin, tasks): WorkBatch<V::Job, V::DirData> = decode(bytes);
         self.stats.tasks_imported += tasks.len() as u64;
         if !self.stopping {
             driver.import(origin, tasks);

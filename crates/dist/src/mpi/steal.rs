@@ -83,7 +83,7 @@ impl StealLoop<'_> {
                         } else {
                             Vec::new()
                         };
-                        let batch: WorkBatch<V::Job> = (self.comm.rank, tasks);
+                        let batch: WorkBatch<V::Job, V::DirData> = (self.comm.rank, tasks);
                         self.comm.give(message.from, &batch);
                     }
                     WORK => {

@@ -10,7 +10,7 @@ mod timing;
 
 pub use fdbudget::{CachedFd, fd_budget, open_cached_fds};
 pub use fstype::{FsClass, classify_fs};
-pub use open::{PATH_MAX, open_dir_at, open_path, split_parent};
+pub use open::{PATH_MAX, open_beneath, open_dir_at, open_path, split_parent};
 pub use stat::{stat_at, stat_path};
 pub use timing::{IoTime, thread_io};
 pub(crate) use timing::{timed_open, timed_readdir, timed_stat};

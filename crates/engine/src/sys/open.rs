@@ -43,6 +43,18 @@ pub fn open_path(path: &[u8], follow: bool) -> Result<OwnedFd, Errno> {
     fd.ok_or(Errno::NOENT)
 }
 
+/// Opens the directory `relative` (components separated by `/`) below the directory `root` (a path of
+/// any length, its last component followed if `follow_root`), one component at a time — without
+/// `follow`, with `O_NOFOLLOW`: a symlink anywhere below the root is refused, never followed out of
+/// the tree.
+pub fn open_beneath(root: &[u8], follow_root: bool, relative: &[u8], follow: bool) -> Result<OwnedFd, Errno> {
+    let mut fd = open_path(root, follow_root)?;
+    for component in relative.split(|&b| b == b'/').filter(|c| !c.is_empty()) {
+        fd = open_dir_at(&fd, &to_cstring(component)?, follow)?;
+    }
+    Ok(fd)
+}
+
 /// Splits a path into (parent directory, final name) for stat-ing a root relative to its parent.
 /// Trailing slashes are kept with the name (`a/b/` → `a`, `b/`), so the kernel still checks it is a dir.
 pub fn split_parent(path: &[u8]) -> (&[u8], &[u8]) {

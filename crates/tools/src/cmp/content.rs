@@ -1,10 +1,10 @@
 //! `--content`: byte-by-byte comparison of two files of the same size, in one go or, for big files,
-//! in chunks that any worker compares.
+//! in chunks that any worker of any process compares.
 
 use rustix::fd::{AsFd, OwnedFd};
 use rustix::io::{Errno, pread};
+use serde::{Deserialize, Serialize};
 use std::ops::Range;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 const BLOCK: usize = 1 << 20;
 
@@ -15,34 +15,26 @@ pub struct Buffers {
     b: Vec<u8>,
 }
 
-/// Two open files being compared, and what is left to compare.
+/// Two open files being compared.
 pub struct Pair {
     pub a: OwnedFd,
     pub b: OwnedFd,
     /// The path relative to the roots, for the report.
     pub path: Vec<u8>,
-    chunks_left: AtomicUsize,
-    differ: AtomicBool,
 }
 
-impl Pair {
-    pub fn new(a: OwnedFd, b: OwnedFd, path: Vec<u8>, chunks: usize) -> Self {
-        Pair { a, b, path, chunks_left: AtomicUsize::new(chunks), differ: AtomicBool::new(false) }
-    }
-
-    /// Compares `range`; returns `Some(differ)` for the caller that compared the last chunk.
-    pub fn compare(&self, range: Range<u64>, buffers: &mut Buffers) -> Result<Option<bool>, Errno> {
-        let result =
-            if self.differ.load(Ordering::Relaxed) { Ok(false) } else { equal(self, range, buffers) };
-        if !matches!(result, Ok(true)) {
-            self.differ.store(true, Ordering::Relaxed);
-        }
-        let last = self.chunks_left.fetch_sub(1, Ordering::AcqRel) == 1;
-        result.map(|_| last.then(|| self.differ.load(Ordering::Relaxed)))
-    }
+/// A byte range of two big files, as plain data any process can compare: the files by their path
+/// relative to the roots (reopened from the roots on another process).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ChunkPair {
+    /// The comparison it belongs to, on the process that opened the files.
+    pub id: u64,
+    pub path: Vec<u8>,
+    pub range: Range<u64>,
 }
 
-fn equal(pair: &Pair, range: Range<u64>, buffers: &mut Buffers) -> Result<bool, Errno> {
+/// Whether `range` of the two files holds the same bytes.
+pub fn equal(pair: &Pair, range: Range<u64>, buffers: &mut Buffers) -> Result<bool, Errno> {
     buffers.a.resize(BLOCK, 0);
     buffers.b.resize(BLOCK, 0);
     let mut pos = range.start;

@@ -5,10 +5,13 @@ mod content;
 mod difference;
 mod visitor;
 
-use crate::common::{Exit, WalkArgs, os_to_bytes, print_error, terminal_progress};
-use canopy_engine::output::Sink;
-use canopy_engine::{Follow, walk};
+use crate::common::pieces::Pieces;
+use crate::common::{Exit, WalkArgs, cluster_stdout, os_to_bytes, print_error, terminal_progress};
+use crate::transfer::parse_size;
+use canopy_dist::Cluster;
+use canopy_engine::Follow;
 use clap::Args;
+use serde::{Deserialize, Serialize};
 use std::ffi::OsString;
 use std::io::IsTerminal;
 use visitor::Compare;
@@ -29,7 +32,8 @@ path_base64), and a last line {\"summary\":{…}}.
 
 Symlinks are compared as links, never followed (the two roots themselves are followed).
 Exit status: 0 when the trees are identical, 1 when they differ, 2 if something could not be read
-(each such error is reported on stderr).
+(each such error is reported on stderr). Under mpirun every rank compares a share (big files
+too, chunk by chunk) and rank 0 prints every difference and the summary.
 
 Examples:
   canopy cmp /data/project /backup/project
@@ -51,23 +55,44 @@ pub struct CmpArgs {
     #[arg(long)]
     pub json: bool,
 
+    /// With --content, files bigger than this are compared in chunks of this size, by all workers
+    /// at once. Suffixes K, M, G, T (powers of 1024).
+    #[arg(long, value_name = "SIZE", default_value = "64M", value_parser = parse_size)]
+    pub chunk_size: u64,
+
     pub a: OsString,
     pub b: OsString,
 }
 
-/// Files bigger than this are compared in chunks by several workers.
-const CHUNK: u64 = 64 << 20;
+/// What every process found, summed at rank 0.
+#[derive(Serialize, Deserialize)]
+struct Counts {
+    compared: u64,
+    differences: u64,
+    errors: u64,
+}
 
-pub fn run(args: CmpArgs) -> Exit {
+impl Counts {
+    fn merge(self, other: Counts) -> Counts {
+        Counts {
+            compared: self.compared + other.compared,
+            differences: self.differences + other.differences,
+            errors: self.errors + other.errors,
+        }
+    }
+}
+
+pub fn run(args: CmpArgs, cluster: &Cluster) -> Exit {
     let (a, b) = (os_to_bytes(&args.a), os_to_bytes(&args.b));
-    let sink = Sink::stdout();
+    let sink = cluster_stdout(cluster);
     let compare = Compare {
         a: a.clone(),
         b: b.clone(),
         content: args.content,
         json: args.json,
-        chunk_size: CHUNK,
+        chunk_size: args.chunk_size,
         sink: sink.clone(),
+        pairs: Pieces::new(cluster.rank()),
     };
     let mut options = args.walk.options();
     options.follow = Follow::Roots;
@@ -75,15 +100,28 @@ pub fn run(args: CmpArgs) -> Exit {
     if let Some((callback, _)) = &progress {
         options.progress = Some(callback.clone());
     }
-    let outcome = walk(&[a, b], &options, &compare);
+    let outcome = cluster.walk(&[a, b], &options, &compare, &args.walk.plan());
     if let Some((_, bar)) = progress {
         bar.finish_and_clear();
     }
-    let compared: u64 = outcome.states.iter().map(|s| s.compared).sum();
-    let differences: u64 = outcome.states.iter().map(|s| s.differences).sum();
+    let counts = Counts {
+        compared: outcome.states.iter().map(|s| s.compared).sum(),
+        differences: outcome.states.iter().map(|s| s.differences).sum(),
+        errors: outcome.errors,
+    };
     drop(outcome.states);
-    let summary = if args.json {
-        serde_json::json!({ "summary": { "compared": compared, "differences": differences, "errors": outcome.errors } })
+    let all = cluster.reduce(counts, Counts::merge);
+    // Every difference is printed (rank 0 prints the other ranks') before the summary.
+    cluster.finish_output();
+    let exit = all.map_or(Exit::Ok, |all| summarise(&sink, &all, args.json));
+    Exit::from_code(cluster.agree_exit(exit.code()))
+}
+
+/// Prints the summary line; the exit status of the comparison.
+fn summarise(sink: &canopy_engine::output::Sink, all: &Counts, json: bool) -> Exit {
+    let Counts { compared, differences, errors } = *all;
+    let summary = if json {
+        serde_json::json!({ "summary": { "compared": compared, "differences": differences, "errors": errors } })
             .to_string()
     } else if differences == 0 {
         format!("no differences ({compared} entries compared)")
@@ -95,7 +133,7 @@ pub fn run(args: CmpArgs) -> Exit {
         print_error("cmp", "write error");
         return Exit::Trouble;
     }
-    if outcome.errors > 0 {
+    if errors > 0 {
         Exit::Trouble
     } else if differences > 0 {
         Exit::Different

@@ -1,19 +1,27 @@
 //! The comparison visitor. Both trees are walked at once (two roots of one walk): entries of A are
 //! looked up in B and compared, entries of B are only looked up in A to find what B has in excess.
 //! Below a directory present on one side only nothing more is reported.
+//!
+//! Under MPI a directory's stand-in on another rank gets its side and its counterpart as the other
+//! root and the path below it; a big file's chunk names the two files by their path, and the
+//! difference is reported once, by the rank that opened them, when the last chunk is compared.
 
-use super::content::{Buffers, Pair};
+use super::content::{Buffers, ChunkPair, Pair, equal};
 use super::difference::Difference;
-use crate::common::{Mirror, lookup, print_error};
+use crate::common::pieces::{PieceDone, PieceReports, Pieces};
+use crate::common::{Mirror, lookup, print_error, split_relative};
 use canopy_engine::output::{OutBuf, Sink};
+use canopy_engine::sys::open_beneath;
 use canopy_engine::{
     Action, Cx, DirNode, Entry, Errno, FileKind, Metadata, Op, Visitor, WalkError, join_path,
 };
-use rustix::fd::OwnedFd;
-use rustix::fs::{Mode, OFlags, openat, readlinkat};
+use rustix::fd::{AsFd, OwnedFd};
+use rustix::fs::{CWD, Mode, OFlags, openat, readlinkat};
+use serde::{Deserialize, Serialize};
+use std::ffi::CString;
 use std::sync::Arc;
 
-#[derive(Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub enum Side {
     #[default]
     A,
@@ -21,10 +29,12 @@ pub enum Side {
 }
 
 /// A directory of one tree and its counterpart in the other.
-#[derive(Default)]
+#[derive(Default, Serialize, Deserialize)]
 pub struct CmpDir {
     side: Side,
     other: Mirror,
+    /// Chunks compared here of files opened on other processes, on their way back.
+    chunks_done: PieceReports,
 }
 
 fn other(dir: &CmpDir) -> &Mirror {
@@ -38,6 +48,8 @@ pub struct Compare {
     pub json: bool,
     pub chunk_size: u64,
     pub sink: Arc<Sink>,
+    /// Big files being compared in chunks, opened here.
+    pub pairs: Pieces<Pair>,
 }
 
 pub struct CmpState {
@@ -47,9 +59,10 @@ pub struct CmpState {
     pub differences: u64,
 }
 
+#[derive(Serialize, Deserialize)]
 pub enum Job {
     /// A byte range of two big files.
-    Chunk(Arc<Pair>, std::ops::Range<u64>),
+    Chunk(ChunkPair),
 }
 
 impl Compare {
@@ -68,9 +81,7 @@ impl Compare {
     /// The path of an entry relative to its root (`.` for the root).
     fn relative(entry: &Entry<'_, CmpDir>) -> Vec<u8> {
         let Some(dir) = entry.dir() else { return b".".to_vec() };
-        let root = dir.ancestors().last().expect("a node is its own last ancestor at least");
-        let rest = &dir.path()[root.path().len()..];
-        let rest = rest.strip_prefix(b"/").unwrap_or(rest);
+        let rest = dir.relative_path();
         if rest.is_empty() {
             entry.name_cstr().to_bytes().to_vec()
         } else {
@@ -78,13 +89,16 @@ impl Compare {
         }
     }
 
+    /// The root of the other tree than `side`'s.
+    fn other_root(&self, side: Side) -> &[u8] {
+        if side == Side::A { &self.b } else { &self.a }
+    }
+
     /// The other tree's entry: `Ok(None)` when it does not exist.
     fn counterpart(&self, entry: &Entry<'_, CmpDir>, side: Side) -> Result<Option<Metadata>, Errno> {
         match entry.dir() {
             Some(dir) => lookup(Mirror::open(dir, &other)?, entry.name_cstr()),
-            None => {
-                canopy_engine::sys::stat_path(if side == Side::A { &self.b } else { &self.a }, true).map(Some)
-            }
+            None => canopy_engine::sys::stat_path(self.other_root(side), true).map(Some),
         }
     }
 
@@ -145,26 +159,37 @@ impl Compare {
     }
 
     fn open_pair(&self, entry: &Entry<'_, CmpDir>) -> Result<(OwnedFd, OwnedFd), (Vec<u8>, Errno)> {
-        let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
-        let open =
-            |dir: rustix::fd::BorrowedFd<'_>, name: &std::ffi::CStr| openat(dir, name, flags, Mode::empty());
+        let open = |dir: rustix::fd::BorrowedFd<'_>, name: &std::ffi::CStr| {
+            openat(dir, name, read_flags(), Mode::empty())
+        };
         match (entry.dir(), entry.dir_fd()) {
             (Some(dir), Some(fd)) => {
                 let a = open(fd, entry.name_cstr()).map_err(|e| (entry.path(), e))?;
                 let b = Mirror::open(dir, &other)
-                    .and_then(|other| open(rustix::fd::AsFd::as_fd(&other), entry.name_cstr()))
+                    .and_then(|other| open(other.as_fd(), entry.name_cstr()))
                     .map_err(|e| (join_path(&self.b, &Self::relative(entry)), e))?;
                 Ok((a, b))
             }
-            _ => {
-                let cwd = rustix::fs::CWD;
-                let a =
-                    openat(cwd, self.a.as_slice(), flags, Mode::empty()).map_err(|e| (self.a.clone(), e))?;
-                let b =
-                    openat(cwd, self.b.as_slice(), flags, Mode::empty()).map_err(|e| (self.b.clone(), e))?;
-                Ok((a, b))
-            }
+            _ => self.reopen(b"."),
         }
+    }
+
+    /// Opens the two files at `path` relative to the roots (`.` for the roots themselves), below
+    /// each root one directory at a time with `O_NOFOLLOW`: a chunk compared on another process.
+    fn reopen(&self, path: &[u8]) -> Result<(OwnedFd, OwnedFd), (Vec<u8>, Errno)> {
+        let open = |root: &[u8]| {
+            let full = if path == b"." { root.to_vec() } else { join_path(root, path) };
+            let opened = if path == b"." {
+                openat(CWD, root, read_flags(), Mode::empty())
+            } else {
+                let (dir, name) = split_relative(path);
+                let name = CString::new(name).map_err(|_| Errno::INVAL);
+                open_beneath(root, true, dir, false)
+                    .and_then(|dir| openat(&dir, &name?, read_flags(), Mode::empty()))
+            };
+            opened.map_err(|e| (full, e))
+        };
+        Ok((open(&self.a)?, open(&self.b)?))
     }
 
     fn compare_content(
@@ -179,36 +204,72 @@ impl Compare {
             Ok(pair) => pair,
             Err((path, errno)) => return cx.report(WalkError::io(path, Op::Tool("read"), errno)),
         };
+        let pair = Pair { a, b, path };
         let chunks = size.div_ceil(self.chunk_size);
-        let pair = Pair::new(a, b, path, chunks as usize);
         if chunks == 1 {
-            return self.compare_range(cx, state, &pair, 0..size);
+            if self.differs(cx, state, &pair, 0..size) {
+                self.emit(state, &pair.path, Difference::Content);
+            }
+            return;
         }
-        let pair = Arc::new(pair);
+        // The chunks count toward the files' directory; the roots' toward a group of their own.
+        let group = match entry.dir() {
+            Some(dir) => Arc::clone(dir),
+            None => DirNode::job_group(&self.a, CmpDir::default()),
+        };
+        let path = pair.path.clone();
+        let id = self.pairs.open(pair, chunks as usize).id;
         for index in 0..chunks {
             let start = index * self.chunk_size;
             let range = start..(start + self.chunk_size).min(size);
-            let job = Job::Chunk(Arc::clone(&pair), range);
-            match entry.dir() {
-                Some(dir) => cx.spawn_in(dir, job),
-                None => cx.spawn(job),
-            }
+            cx.spawn_in(&group, Job::Chunk(ChunkPair { id, path: path.clone(), range }));
         }
     }
 
-    fn compare_range(
+    /// Whether `range` of the two files differs; a failure to read is reported.
+    fn differs(
         &self,
         cx: &mut Cx<'_, Self>,
         state: &mut CmpState,
         pair: &Pair,
         range: std::ops::Range<u64>,
-    ) {
-        match pair.compare(range, &mut state.buffers) {
-            Ok(Some(true)) => self.emit(state, &pair.path, Difference::Content),
-            Ok(_) => {}
-            Err(errno) => cx.report(WalkError::io(pair.path.clone(), Op::Tool("read"), errno)),
+    ) -> bool {
+        match equal(pair, range, &mut state.buffers) {
+            Ok(same) => !same,
+            Err(errno) => {
+                cx.report(WalkError::io(pair.path.clone(), Op::Tool("read"), errno));
+                false
+            }
         }
     }
+
+    /// Compares one chunk. On the process that opened the files, the last chunk compared reports
+    /// the difference; elsewhere the result goes back through the directory the chunk counts toward.
+    fn compare_chunk(&self, cx: &mut Cx<'_, Self>, state: &mut CmpState, chunk: ChunkPair) {
+        let Some(tracked) = self.pairs.get(chunk.id) else {
+            let differs = match self.reopen(&chunk.path) {
+                Ok((a, b)) => self.differs(cx, state, &Pair { a, b, path: chunk.path.clone() }, chunk.range),
+                Err((path, errno)) => {
+                    cx.report(WalkError::io(path, Op::Tool("read"), errno));
+                    false
+                }
+            };
+            let dir = cx.job_dir().expect("chunks are spawned in a directory or a job group");
+            dir.data.chunks_done.push(PieceDone { id: chunk.id, flagged: differs });
+            return;
+        };
+        // Once a difference is found, the rest need not be read.
+        let differs = !tracked.flagged() && self.differs(cx, state, &tracked.item, chunk.range);
+        if let Some(done) = self.pairs.done(&tracked, differs)
+            && done.flagged()
+        {
+            self.emit(state, &done.item.path, Difference::Content);
+        }
+    }
+}
+
+fn read_flags() -> OFlags {
+    OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC
 }
 
 impl Visitor for Compare {
@@ -243,7 +304,7 @@ impl Visitor for Compare {
             // A missing root is reported by the walk itself.
             Err(_) if entry.is_root() => return Action::Prune,
             Err(errno) => {
-                let other_root = if side == Side::A { &self.b } else { &self.a };
+                let other_root = self.other_root(side);
                 cx.report(WalkError::io(join_path(other_root, &Self::relative(entry)), Op::Stat, errno));
                 return Action::Prune;
             }
@@ -260,14 +321,9 @@ impl Visitor for Compare {
         if !(meta.is_dir() && counterpart.is_dir()) {
             return Action::Prune;
         }
-        let other = if !entry.is_root() {
-            Mirror::default()
-        } else if side == Side::A {
-            Mirror::root(&self.b, true)
-        } else {
-            Mirror::root(&self.a, true)
-        };
-        cx.set_dir_data(CmpDir { side, other });
+        let other =
+            if entry.is_root() { Mirror::root(self.other_root(side), true) } else { Mirror::default() };
+        cx.set_dir_data(CmpDir { side, other, chunks_done: PieceReports::default() });
         Action::Continue
     }
 
@@ -276,8 +332,28 @@ impl Visitor for Compare {
     }
 
     fn run_job(&self, cx: &mut Cx<'_, Self>, state: &mut CmpState, job: Job) {
-        let Job::Chunk(pair, range) = job;
-        self.compare_range(cx, state, &pair, range);
+        let Job::Chunk(chunk) = job;
+        self.compare_chunk(cx, state, chunk);
+    }
+
+    fn stand_in_data(&self, dir: &DirNode<CmpDir>) -> CmpDir {
+        let side = dir.data.side;
+        let other = Mirror::beneath(self.other_root(side), true, dir.relative_path());
+        CmpDir { side, other, chunks_done: PieceReports::default() }
+    }
+
+    fn absorb_completed(
+        &self,
+        _: &mut Cx<'_, Self>,
+        state: &mut CmpState,
+        dir: &Arc<DirNode<CmpDir>>,
+        from: CmpDir,
+    ) {
+        for done in self.pairs.absorb(from.chunks_done, &dir.data.chunks_done) {
+            if done.flagged() {
+                self.emit(state, &done.item.path, Difference::Content);
+            }
+        }
     }
 
     fn error(&self, error: &WalkError) -> bool {

@@ -2,16 +2,34 @@
 //! prunes against, the other side of a comparison. It is opened when first needed, relative to the
 //! parent's counterpart with `O_NOFOLLOW` at every step (a symlink planted in the other tree is
 //! never followed), and cached within the engine's fd budget until the walk leaves the directory.
+//!
+//! Under MPI a directory's work may continue on another process, whose stand-in of the directory
+//! has no parent there: its counterpart is lent as plain data ([`Mirror::beneath`]: the other
+//! tree's root and the path below it) and reopened from that root, component by component, again
+//! with `O_NOFOLLOW`.
 
-use canopy_engine::sys::{CachedFd, open_dir_at, open_path};
+use canopy_engine::sys::{CachedFd, open_beneath, open_dir_at, open_path};
 use canopy_engine::{DirFd, DirNode, Errno};
+use serde::{Deserialize, Serialize};
 use std::sync::{Arc, Mutex};
 
-#[derive(Default)]
+#[derive(Default, Serialize, Deserialize)]
 pub struct Mirror {
-    /// For the counterpart of a walk root: its path and whether its last component may be a symlink.
-    root: Option<(Box<[u8]>, bool)>,
+    origin: Origin,
+    #[serde(skip)]
     fd: Mutex<Slot>,
+}
+
+/// How the counterpart is found.
+#[derive(Default, Serialize, Deserialize)]
+enum Origin {
+    /// Through the parent's counterpart.
+    #[default]
+    Parent,
+    /// The counterpart of a walk root: its path, and whether its last component may be a symlink.
+    Root { path: Box<[u8]>, follow: bool },
+    /// Below a root of the other tree (a stand-in's counterpart).
+    Beneath { root: Box<[u8]>, follow_root: bool, relative: Box<[u8]> },
 }
 
 #[derive(Default)]
@@ -26,7 +44,14 @@ enum Slot {
 impl Mirror {
     /// The counterpart of a walk root, opened by `path` (of any length).
     pub fn root(path: &[u8], follow: bool) -> Self {
-        Mirror { root: Some((path.into(), follow)), fd: Mutex::default() }
+        Mirror { origin: Origin::Root { path: path.into(), follow }, fd: Mutex::default() }
+    }
+
+    /// The directory `relative` below the other tree's `root`: the counterpart lent to a stand-in
+    /// (`relative` is the stand-in's [`DirNode::relative_path`]).
+    pub fn beneath(root: &[u8], follow_root: bool, relative: &[u8]) -> Self {
+        let origin = Origin::Beneath { root: root.into(), follow_root, relative: relative.into() };
+        Mirror { origin, fd: Mutex::default() }
     }
 
     /// The counterpart of `node`, found through `of` in each directory's data.
@@ -36,10 +61,15 @@ impl Mirror {
         if let Slot::Cached(fd) = &*slot {
             return Ok(DirFd::Cached(Arc::clone(fd)));
         }
-        let fd = match (&mirror.root, node.parent()) {
-            (Some((path, follow)), _) => open_path(path, *follow)?,
-            (None, Some(parent)) => open_dir_at(Self::open(parent, of)?, node.name(), false)?,
-            (None, None) => unreachable!("the counterpart of a walk root is made with Mirror::root"),
+        let fd = match (&mirror.origin, node.parent()) {
+            (Origin::Root { path, follow }, _) => open_path(path, *follow)?,
+            (Origin::Beneath { root, follow_root, relative }, _) => {
+                open_beneath(root, *follow_root, relative, false)?
+            }
+            (Origin::Parent, Some(parent)) => open_dir_at(Self::open(parent, of)?, node.name(), false)?,
+            (Origin::Parent, None) => {
+                unreachable!("a walk root's counterpart is made with Mirror::root, a stand-in's lent")
+            }
         };
         if !matches!(*slot, Slot::Unopened) {
             return Ok(DirFd::Temporary(fd));

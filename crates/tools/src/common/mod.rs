@@ -1,5 +1,6 @@
 //! What every tool shares: walk flags, progress display, exit codes, byte-safe paths, the
-//! counterpart of a directory in another tree, and the directories no tool may destroy.
+//! counterpart of a directory in another tree, the directories no tool may destroy, and what
+//! travels between the processes of a distributed walk (big files' pieces, serde forms).
 
 mod exit;
 pub mod guard;
@@ -7,14 +8,23 @@ mod lookup;
 mod mirror;
 mod owner_names;
 mod paths;
+pub mod pieces;
 mod progress;
 pub mod records;
 mod walk_args;
+pub mod wire;
 
 pub use exit::Exit;
 pub use lookup::lookup;
 pub use mirror::Mirror;
 pub use owner_names::{group_name, user_name};
-pub use paths::{io_error_message, os_to_bytes, print_error};
+pub use paths::{io_error_message, os_to_bytes, print_error, split_relative};
 pub use progress::{terminal_progress, terminal_progress_with};
 pub use walk_args::WalkArgs;
+
+/// Standard output for results: under MPI every rank's goes to rank 0, which prints it (call
+/// `Cluster::finish_output` once at the end). Collective.
+pub fn cluster_stdout(cluster: &canopy_dist::Cluster) -> std::sync::Arc<canopy_engine::output::Sink> {
+    let mut outputs = cluster.outputs(&[]).expect("stdout alone has nothing to create");
+    outputs.swap_remove(0)
+}

@@ -6,6 +6,14 @@ pub fn os_to_bytes(s: &OsStr) -> Vec<u8> {
     s.as_bytes().to_vec()
 }
 
+/// Splits a path relative to a walk's roots into its directory (empty at the top) and its name.
+pub fn split_relative(path: &[u8]) -> (&[u8], &[u8]) {
+    match path.iter().rposition(|&b| b == b'/') {
+        Some(i) => (&path[..i], &path[i + 1..]),
+        None => (&[], path),
+    }
+}
+
 /// The C library's text for an I/O error, without Rust's " (os error N)" suffix.
 pub fn io_error_message(error: &std::io::Error) -> String {
     match error.raw_os_error() {

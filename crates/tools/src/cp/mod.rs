@@ -4,6 +4,7 @@
 use crate::common::guard::is_within;
 use crate::common::{Exit, WalkArgs, os_to_bytes, print_error};
 use crate::transfer::{CopyFlags, RootPair, Transfer, TransferOptions};
+use canopy_dist::Cluster;
 use canopy_engine::sys::{open_path, split_parent, stat_path};
 use canopy_engine::{Follow, errno_message, join_path};
 use clap::Args;
@@ -33,7 +34,11 @@ Examples:
   canopy cp -T /data/project /archive/project    # the same, naming the copy itself
   canopy cp -j 64 /lustre/run42 /backup/run42    # more workers on a parallel file system
   canopy cp --verify --fsync /scratch/ckpt /safe/ckpt
-  canopy cp a.h5 b.h5 /data/incoming/";
+  canopy cp a.h5 b.h5 /data/incoming/
+  mpirun -n 16 canopy cp /lustre/run42 /archive/   # every rank copies a share, chunks included
+
+Under mpirun every rank copies part of the tree (and of big files); hard links stay hard links
+across ranks (they meet in DEST through temporary names, removed at the end).";
 
 /// Copy trees in parallel, preserving everything `cp -a` does; rerun to resume after an interruption.
 #[derive(Args, Debug)]
@@ -55,7 +60,7 @@ pub struct CpArgs {
     pub paths: Vec<OsString>,
 }
 
-pub fn run(args: CpArgs) -> Exit {
+pub fn run(args: CpArgs, cluster: &Cluster) -> Exit {
     let mut paths: Vec<Vec<u8>> = args.paths.iter().map(|p| os_to_bytes(p)).collect();
     let dest = paths.pop().expect("clap requires two paths or more");
     if args.no_target_directory && paths.len() > 1 {
@@ -89,9 +94,16 @@ pub fn run(args: CpArgs) -> Exit {
     }
     let mut walk = args.walk.options();
     walk.follow = Follow::Never;
-    let transfer = Transfer::new(TransferOptions::new(&args.copy), "cp", roots);
-    let exit = transfer.run(walk);
-    if failed { exit.max(Exit::Errors) } else { exit }
+    // Where hard links meet across ranks: the directory copied into, else the copy itself.
+    let link_area = match roots.first() {
+        Some(pair) if !into_dir => (pair.dest.clone(), pair.follow_dest),
+        _ => (dest, true),
+    };
+    let transfer = Transfer::new(TransferOptions::new(&args.copy, link_area), "cp", roots, cluster);
+    let exit = transfer.run(walk, cluster, &args.walk.plan());
+    cluster.finish_output();
+    let exit = if failed { exit.max(Exit::Errors) } else { exit };
+    Exit::from_code(cluster.agree_exit(exit.code()))
 }
 
 /// Where `source` is copied to, after checking it exists and is not copied into itself.
@@ -120,7 +132,7 @@ fn root_pair(source: &[u8], dest: &[u8], into_dir: bool) -> Result<RootPair, Str
             ));
         }
     }
-    Ok(RootPair { source: source.to_vec(), dest: dest_path, follow_dest })
+    Ok(RootPair { source: source.to_vec(), follow_source: false, dest: dest_path, follow_dest })
 }
 
 /// The last component, trailing slashes ignored (`/` for the root).

@@ -6,13 +6,20 @@
 //! entry, which the engine opened with `O_NOFOLLOW` (and reopens only after checking it is still the
 //! same directory): a directory swapped for a symlink during the run is refused where it is met, so
 //! nothing outside the tree is ever removed.
+//!
+//! Under MPI the same holds on every rank: a directory whose work continues elsewhere lends its
+//! stand-in whether everything in it goes ([`Selector::lend`] adds what the selector needs), the
+//! stand-in reopens it from its root with `O_NOFOLLOW` at every step, and what could not be removed
+//! there comes back with its data, so the directory is removed once, by the rank holding it, after
+//! everything below it is gone on every rank.
 
 mod unlink;
 mod visitor;
 
 pub use visitor::Remover;
 
-use canopy_engine::{Cx, Entry};
+use canopy_engine::{Cx, DirNode, Entry};
+use serde::{Deserialize, Serialize};
 use std::sync::atomic::AtomicBool;
 
 /// What decides which entries go: everything (`rm` without a filter), a find expression, or "no
@@ -30,6 +37,11 @@ pub trait Selector: Sync + Sized {
 
     /// The walk is done with a kept directory: release what its data holds.
     fn leave(&self, _data: &Self::Data) {}
+
+    /// What a stand-in of the kept directory `dir` on another process starts with (MPI).
+    fn lend(&self, _dir: &DirNode<RemoveDir<Self::Data>>) -> Self::Data {
+        Self::Data::default()
+    }
 }
 
 pub enum Selection<D> {
@@ -42,7 +54,7 @@ pub enum Selection<D> {
 }
 
 /// Per-directory state of a removal.
-#[derive(Default)]
+#[derive(Default, Serialize, Deserialize)]
 pub struct RemoveDir<D> {
     /// The directory goes, with everything in it.
     doomed: bool,

@@ -5,7 +5,7 @@ use crate::common::print_error;
 use canopy_engine::output::{OutBuf, Sink};
 use canopy_engine::{Action, Cx, DirNode, Entry, Errno, FileKind, Op, Visitor, WalkError};
 use std::collections::HashSet;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// The removal visitor; `S` chooses what goes.
@@ -183,6 +183,24 @@ impl<S: Selector> Visitor for Remover<S> {
                 cx.report(WalkError::io(dir.path().to_vec(), Op::Tool("remove"), errno));
                 failed(dir);
             }
+        }
+    }
+
+    fn stand_in_data(&self, dir: &DirNode<Self::DirData>) -> Self::DirData {
+        RemoveDir { doomed: dir.data.doomed, failed: AtomicBool::new(false), data: self.selector.lend(dir) }
+    }
+
+    /// A directory that could not be read here cannot be emptied: the rank holding it is told, so
+    /// its removal fails quietly there too (the reason was reported here).
+    fn leave_stand_in(&self, _: &mut Cx<'_, Self>, _: &mut RemoveState, dir: &Arc<DirNode<Self::DirData>>) {
+        if self.unreadable.lock().unwrap_or_else(|e| e.into_inner()).contains(dir.path()) {
+            dir.data.failed.store(true, Ordering::Relaxed);
+        }
+    }
+
+    fn absorb(&self, into: &Self::DirData, from: Self::DirData) {
+        if from.failed.into_inner() {
+            into.failed.store(true, Ordering::Relaxed);
         }
     }
 

@@ -3,10 +3,10 @@
 mod filter;
 
 use crate::common::guard::Protected;
-use crate::common::{Exit, WalkArgs, print_error, terminal_progress};
+use crate::common::{Exit, WalkArgs, cluster_stdout, print_error, terminal_progress};
 use crate::remove::Remover;
-use canopy_engine::output::Sink;
-use canopy_engine::{Follow, Timestamp, walk};
+use canopy_dist::Cluster;
+use canopy_engine::{Follow, Timestamp};
 use canopy_expr::parse_filter;
 use clap::Args;
 use filter::Filter;
@@ -31,7 +31,8 @@ Examples:
   canopy rm -n /scratch/run-2023 | head        # list what would go, remove nothing
   canopy rm /data -name '*.tmp' -mtime +7      # old temporary files anywhere under /data
   canopy rm /data -name __pycache__ -type d    # those directories, whole
-  canopy rm -j 64 /lustre/project/old          # more workers on a parallel file system";
+  canopy rm -j 64 /lustre/project/old          # more workers on a parallel file system
+  mpirun -n 16 canopy rm /lustre/project/old   # every rank removes a share; rank 0 lists (-n)";
 
 /// Remove trees in parallel: files as they are found, directories bottom-up as soon as they are empty.
 #[derive(Args, Debug)]
@@ -55,7 +56,7 @@ pub struct RmArgs {
     pub args: Vec<OsString>,
 }
 
-pub fn run(args: RmArgs) -> Exit {
+pub fn run(args: RmArgs, cluster: &Cluster) -> Exit {
     let argv: Vec<Vec<u8>> = args.args.into_iter().map(OsStringExt::into_vec).collect();
     let (mut program, warnings) = match parse_filter(&argv, now()) {
         Ok(parsed) => parsed,
@@ -64,8 +65,10 @@ pub fn run(args: RmArgs) -> Exit {
             return Exit::Usage;
         }
     };
-    for warning in warnings {
-        print_error("rm", format_args!("warning: {warning}"));
+    if cluster.is_root() {
+        for warning in warnings {
+            print_error("rm", format_args!("warning: {warning}"));
+        }
     }
     if program.roots.is_empty() {
         print_error("rm", "missing operand: give the paths to remove before the expression");
@@ -75,18 +78,14 @@ pub fn run(args: RmArgs) -> Exit {
         print_error("rm", "-H and -L are not allowed: rm never follows symlinks");
         return Exit::Usage;
     }
-    let protected = match Protected::current() {
-        Ok(p) => p,
-        Err(errno) => {
-            print_error(
-                "rm",
-                format_args!(
-                    "cannot identify the current directory: {}",
-                    canopy_engine::errno_message(errno)
-                ),
-            );
-            return Exit::Errors;
-        }
+    let protected = Protected::current().map_err(|errno| {
+        let reason = canopy_engine::errno_message(errno);
+        print_error("rm", format_args!("cannot identify the current directory: {reason}"));
+    });
+    // Every process takes part in the walk or none.
+    let setup = if protected.is_ok() { Exit::Ok } else { Exit::Errors };
+    let (Ok(protected), Exit::Ok) = (protected, Exit::from_code(cluster.agree_exit(setup.code()))) else {
+        return Exit::Errors;
     };
     let mut options = args.walk.options();
     options.same_file_system = program.options.same_file_system;
@@ -94,15 +93,17 @@ pub fn run(args: RmArgs) -> Exit {
     if let Some((callback, _)) = &progress {
         options.progress = Some(callback.clone());
     }
-    let listing = args.dry_run.then(|| (Sink::stdout(), &b""[..]));
+    let listing = args.dry_run.then(|| (cluster_stdout(cluster), &b""[..]));
     let sink = listing.as_ref().map(|(sink, _)| sink.clone());
     let roots = std::mem::take(&mut program.roots);
     let remover = Remover::new(Filter { program }, "rm", listing, protected);
-    let outcome = walk(&roots, &options, &remover);
+    let outcome = cluster.walk(&roots, &options, &remover, &args.walk.plan());
     if let Some((_, bar)) = progress {
         bar.finish_and_clear();
     }
     let refused: u64 = outcome.states.iter().map(|s| s.refused).sum();
+    drop(outcome.states);
+    cluster.finish_output();
     let mut exit = Exit::from_errors(outcome.errors + refused);
     if let Some(sink) = sink
         && (sink.flush().is_err() || sink.failed())
@@ -110,7 +111,7 @@ pub fn run(args: RmArgs) -> Exit {
         print_error("rm", "write error");
         exit = Exit::Errors;
     }
-    exit
+    Exit::from_code(cluster.agree_exit(exit.code()))
 }
 
 fn now() -> Timestamp {

@@ -3,12 +3,12 @@
 mod prune;
 
 use crate::common::guard::{Protected, file_id, is_within};
-use crate::common::{Exit, WalkArgs, os_to_bytes, print_error};
+use crate::common::{Exit, WalkArgs, cluster_stdout, os_to_bytes, print_error};
 use crate::remove::Remover;
 use crate::transfer::{Compare, CopyFlags, RootPair, Transfer, TransferOptions};
-use canopy_engine::output::Sink;
+use canopy_dist::Cluster;
 use canopy_engine::sys::{open_path, stat_path};
-use canopy_engine::{Follow, errno_message, walk};
+use canopy_engine::{Follow, errno_message};
 use clap::Args;
 use prune::Extraneous;
 use std::ffi::OsString;
@@ -67,7 +67,7 @@ pub struct SyncArgs {
     pub dest: OsString,
 }
 
-pub fn run(args: SyncArgs) -> Exit {
+pub fn run(args: SyncArgs, cluster: &Cluster) -> Exit {
     let source = os_to_bytes(&args.source);
     let dest = trim_slashes(os_to_bytes(&args.dest));
     if let Err(message) = check(&source, &dest) {
@@ -76,9 +76,9 @@ pub fn run(args: SyncArgs) -> Exit {
     }
     let mut exit = Exit::Ok;
     if !args.no_delete && stat_path(&dest, true).is_ok() {
-        exit = prune(&args, &source, &dest);
+        exit = prune(&args, &source, &dest, cluster);
     }
-    let mut options = TransferOptions::new(&args.copy);
+    let mut options = TransferOptions::new(&args.copy, (dest.clone(), true));
     options.replace_non_directories = true;
     options.blocking_directories_pruned = !args.no_delete;
     options.dry_run = args.dry_run;
@@ -87,28 +87,29 @@ pub fn run(args: SyncArgs) -> Exit {
     }
     let mut walk = args.walk.options();
     walk.follow = Follow::Roots;
-    let transfer = Transfer::new(options, "sync", vec![RootPair { source, dest, follow_dest: true }]);
-    exit.max(transfer.run(walk))
+    let pair = RootPair { source, follow_source: true, dest, follow_dest: true };
+    let transfer = Transfer::new(options, "sync", vec![pair], cluster);
+    let exit = exit.max(transfer.run(walk, cluster, &args.walk.plan()));
+    cluster.finish_output();
+    Exit::from_code(cluster.agree_exit(exit.code()))
 }
 
-/// Removes what DEST has and SOURCE does not.
-fn prune(args: &SyncArgs, source: &[u8], dest: &[u8]) -> Exit {
-    let protected = match Protected::current() {
-        Ok(protected) => protected,
-        Err(errno) => {
-            print_error(
-                "sync",
-                format_args!("cannot identify the current directory: {}", errno_message(errno)),
-            );
-            return Exit::Errors;
-        }
+/// Removes what DEST has and SOURCE does not, with every process of `cluster`. Collective.
+fn prune(args: &SyncArgs, source: &[u8], dest: &[u8], cluster: &Cluster) -> Exit {
+    let protected = Protected::current().map_err(|errno| {
+        print_error("sync", format_args!("cannot identify the current directory: {}", errno_message(errno)));
+    });
+    // Every process takes part in the walk or none.
+    let setup = if protected.is_ok() { Exit::Ok } else { Exit::Errors };
+    let (Ok(protected), Exit::Ok) = (protected, Exit::from_code(cluster.agree_exit(setup.code()))) else {
+        return Exit::Errors;
     };
-    let listing = args.dry_run.then(|| (Sink::stdout(), &b"delete "[..]));
+    let listing = args.dry_run.then(|| (cluster_stdout(cluster), &b"delete "[..]));
     let selector = Extraneous { source: source.to_vec(), dest: dest.to_vec() };
     let remover = Remover::new(selector, "sync", listing, protected);
     let mut options = args.walk.options();
     options.follow = Follow::Roots;
-    let outcome = walk(&[dest.to_vec()], &options, &remover);
+    let outcome = cluster.walk(&[dest.to_vec()], &options, &remover, &args.walk.plan());
     let refused: u64 = outcome.states.iter().map(|s| s.refused).sum();
     Exit::from_errors(outcome.errors + refused)
 }

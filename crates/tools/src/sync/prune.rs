@@ -5,7 +5,7 @@
 use crate::common::Mirror;
 use crate::remove::{RemoveDir, Remover, Selection, Selector};
 use crate::transfer::is_temp_name;
-use canopy_engine::{Cx, Entry, Errno, FileKind, Op, WalkError, join_path};
+use canopy_engine::{Cx, DirNode, Entry, Errno, FileKind, Op, WalkError, join_path};
 use rustix::fs::{AtFlags, statat};
 
 pub struct Extraneous {
@@ -62,5 +62,9 @@ impl Selector for Extraneous {
 
     fn leave(&self, data: &Mirror) {
         data.close();
+    }
+
+    fn lend(&self, dir: &DirNode<RemoveDir<Mirror>>) -> Mirror {
+        Mirror::beneath(&self.source, true, dir.relative_path())
     }
 }

@@ -1,16 +1,23 @@
 //! Where copies go: each source directory's counterpart in the destination ([`DestDir`], the data the
 //! walk keeps per directory) and the place of one entry ([`Place`]: a name in such a directory).
+//! Both travel between the processes of a distributed copy as plain data: the root pair and the
+//! path below it, reopened from the destination root with `O_NOFOLLOW` at every step.
 
-use crate::common::Mirror;
-use canopy_engine::sys::{open_path, split_parent};
+use crate::common::pieces::PieceReports;
+use crate::common::{Mirror, wire};
+use canopy_engine::sys::{open_beneath, open_path, split_parent};
 use canopy_engine::{DirFd, DirNode, Errno, join_path};
+use serde::{Deserialize, Serialize};
 use std::ffi::{CStr, CString};
 use std::sync::Arc;
 
 /// A source root and the path of its copy.
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RootPair {
     /// The source root as given on the command line.
     pub source: Vec<u8>,
+    /// Whether the source's last component may be a symlink to follow (sync's SRC).
+    pub follow_source: bool,
     /// The path of its copy (for `cp SRC DIR/`, `DIR/basename(SRC)`).
     pub dest: Vec<u8>,
     /// Whether the copy's last component may be a symlink to follow (sync's DST, named by the user).
@@ -18,14 +25,17 @@ pub struct RootPair {
 }
 
 /// The destination counterpart of a source directory.
-#[derive(Default)]
+#[derive(Default, Serialize, Deserialize)]
 pub struct DestDir {
     pub mirror: Mirror,
     /// The directory did not exist before this run (in a dry run: would not), so nothing inside it
     /// needs looking up.
     pub fresh: bool,
-    /// Set for the copy of a walk root.
+    /// Set for the copy of a walk root, and for a stand-in (whose walk root is elsewhere).
+    #[serde(with = "wire::shared_option")]
     pub root: Option<Arc<RootPair>>,
+    /// Chunks copied here of files opened on other processes, on their way back.
+    pub chunks_done: PieceReports,
 }
 
 impl DestDir {
@@ -34,13 +44,76 @@ impl DestDir {
     }
 }
 
+impl DestDir {
+    /// The data of a walk root's copy (and of the job group of a root file's chunks).
+    pub fn of_root(pair: Arc<RootPair>) -> DestDir {
+        DestDir {
+            mirror: Mirror::root(&pair.dest, pair.follow_dest),
+            fresh: false,
+            root: Some(pair),
+            chunks_done: PieceReports::default(),
+        }
+    }
+
+    /// What a stand-in of `dir` on another process starts with: the destination below the root.
+    pub fn lend(dir: &DirNode<DestDir>) -> DestDir {
+        let pair = root_pair(dir);
+        DestDir {
+            mirror: Mirror::beneath(&pair.dest, pair.follow_dest, dir.relative_path()),
+            fresh: dir.data.fresh,
+            root: Some(pair),
+            chunks_done: PieceReports::default(),
+        }
+    }
+}
+
 /// The destination of one entry.
-#[derive(Clone)]
+#[derive(Clone, Serialize, Deserialize)]
+#[serde(into = "PlaceWire", try_from = "PlaceWire")]
 pub enum Place {
     /// `name` in the counterpart of the source directory `dir`.
     Child { dir: Arc<DirNode<DestDir>>, name: CString },
     /// The copy of a walk root: the last component of `pair.dest`.
     Root { pair: Arc<RootPair>, name: CString },
+    /// `name` in the directory `dir` below the roots, on a process that got the place as data.
+    Beneath { pair: Arc<RootPair>, dir: Vec<u8>, name: CString, fresh: bool },
+}
+
+/// A place as plain data: the roots, the directory below them (`None` for a root's copy), the name.
+#[derive(Serialize, Deserialize)]
+struct PlaceWire {
+    pair: RootPair,
+    dir: Option<Vec<u8>>,
+    name: Vec<u8>,
+    fresh: bool,
+}
+
+impl From<Place> for PlaceWire {
+    fn from(place: Place) -> PlaceWire {
+        let fresh = place.fresh();
+        let pair = RootPair::clone(&place.pair());
+        match place {
+            Place::Child { dir, name } => {
+                PlaceWire { pair, dir: Some(dir.relative_path().to_vec()), name: name.into_bytes(), fresh }
+            }
+            Place::Root { name, .. } => PlaceWire { pair, dir: None, name: name.into_bytes(), fresh },
+            Place::Beneath { dir, name, .. } => {
+                PlaceWire { pair, dir: Some(dir), name: name.into_bytes(), fresh }
+            }
+        }
+    }
+}
+
+impl TryFrom<PlaceWire> for Place {
+    type Error = std::ffi::NulError;
+
+    fn try_from(wire: PlaceWire) -> Result<Place, Self::Error> {
+        let (pair, name) = (Arc::new(wire.pair), CString::new(wire.name)?);
+        Ok(match wire.dir {
+            Some(dir) => Place::Beneath { pair, dir, name, fresh: wire.fresh },
+            None => Place::Root { pair, name },
+        })
+    }
 }
 
 impl Place {
@@ -55,15 +128,16 @@ impl Place {
 
     pub fn name(&self) -> &CStr {
         match self {
-            Place::Child { name, .. } | Place::Root { name, .. } => name,
+            Place::Child { name, .. } | Place::Root { name, .. } | Place::Beneath { name, .. } => name,
         }
     }
 
-    /// The source directory whose `leave_dir` must wait for work on this entry (none for a root).
+    /// The source directory whose `leave_dir` must wait for work on this entry (none for a root,
+    /// nor for a place that came as data).
     pub fn source_dir(&self) -> Option<&Arc<DirNode<DestDir>>> {
         match self {
             Place::Child { dir, .. } => Some(dir),
-            Place::Root { .. } => None,
+            Place::Root { .. } | Place::Beneath { .. } => None,
         }
     }
 
@@ -72,6 +146,7 @@ impl Place {
         match self {
             Place::Child { dir, .. } => dir.data.fresh,
             Place::Root { .. } => false,
+            Place::Beneath { fresh, .. } => *fresh,
         }
     }
 
@@ -81,21 +156,25 @@ impl Place {
         match self {
             Place::Child { dir, .. } => Mirror::open(dir, &DestDir::mirror),
             Place::Root { pair, .. } => open_path(split_parent(&pair.dest).0, true).map(DirFd::Temporary),
+            Place::Beneath { pair, dir, .. } => {
+                open_beneath(&pair.dest, pair.follow_dest, dir, false).map(DirFd::Temporary)
+            }
         }
     }
 
     pub fn pair(&self) -> Arc<RootPair> {
         match self {
             Place::Child { dir, .. } => root_pair(dir),
-            Place::Root { pair, .. } => Arc::clone(pair),
+            Place::Root { pair, .. } | Place::Beneath { pair, .. } => Arc::clone(pair),
         }
     }
 
     /// The entry's path relative to the roots (empty for a root itself).
     pub fn relative(&self) -> Vec<u8> {
         match self {
-            Place::Child { dir, name } => join_relative(&relative_dir(dir), name.to_bytes()),
+            Place::Child { dir, name } => join_relative(dir.relative_path(), name.to_bytes()),
             Place::Root { .. } => Vec::new(),
+            Place::Beneath { dir, name, .. } => join_relative(dir, name.to_bytes()),
         }
     }
 
@@ -110,22 +189,15 @@ impl Place {
     }
 }
 
-/// The roots a source directory was reached from.
+/// The roots a source directory was reached from (kept by the walk root, or a stand-in).
 fn root_pair(dir: &DirNode<DestDir>) -> Arc<RootPair> {
     let root = dir.ancestors().last().expect("a node is its own last ancestor at least");
-    Arc::clone(root.data.root.as_ref().expect("the walk gives every root its pair"))
-}
-
-/// A source directory's path relative to its root.
-fn relative_dir(dir: &DirNode<DestDir>) -> Vec<u8> {
-    let root = dir.ancestors().last().expect("a node is its own last ancestor at least");
-    let rest = &dir.path()[root.path().len()..];
-    rest.strip_prefix(b"/").unwrap_or(rest).to_vec()
+    Arc::clone(root.data.root.as_ref().expect("the walk gives every root and stand-in its pair"))
 }
 
 /// The destination path of a source directory, for messages.
 pub fn dest_dir_path(dir: &DirNode<DestDir>) -> Vec<u8> {
-    join_relative(&root_pair(dir).dest, &relative_dir(dir))
+    join_relative(&root_pair(dir).dest, dir.relative_path())
 }
 
 /// `base/relative`, where either may be empty (the root itself, or a path relative to the roots).

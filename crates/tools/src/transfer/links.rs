@@ -6,12 +6,14 @@
 
 use super::dest::{DestDir, Place};
 use canopy_engine::{Errno, Reservation};
+use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 const SHARDS: usize = 64;
 
 /// Where the first name of an inode was copied to.
+#[derive(Serialize, Deserialize)]
 pub struct Placed {
     pub place: Place,
     /// (device, inode) of the copy; `None` in a dry run.
@@ -121,6 +123,7 @@ mod tests {
     fn placed() -> Arc<Placed> {
         let pair = Arc::new(super::super::dest::RootPair {
             source: b"s".to_vec(),
+            follow_source: false,
             dest: b"d".to_vec(),
             follow_dest: false,
         });

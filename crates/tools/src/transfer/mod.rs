@@ -40,9 +40,24 @@
 //!
 //! # Distribution
 //!
-//! Work items are plain data meant to travel to other MPI ranks: a chunk names its file by the
-//! path relative to the roots and a byte range. The local runner keeps the open descriptors of the
-//! file being copied next to it.
+//! Under `mpirun` the walk is spread over the ranks ([`canopy_dist::Cluster::walk`]), with the same
+//! result and the same guarantee:
+//!
+//! * Work travels as plain data. A directory whose work continues on another rank lends its stand-in
+//!   there the destination as the root pair and the path below it ([`DestDir::lend`]), reopened from
+//!   the destination root with `O_NOFOLLOW` at every step. A big file's chunk names its file the
+//!   same way, with the byte range and the identities (device, inode) of the source and of the
+//!   temporary, which the rank that copies it checks before writing a byte.
+//! * Post-order work stays exact: a directory's attributes are set once, by the rank holding the
+//!   directory, after everything below it is done on every rank (the engine's completions). A big
+//!   file is finished — attributes, flush, rename — once, by the rank that opened it, when its last
+//!   chunk is done wherever that was: chunks copied elsewhere are reported back with the data of
+//!   the directory they count toward ([`crate::common::pieces`]).
+//! * Hard links stay hard links across ranks: names of one inode met by different ranks meet in the
+//!   destination file system, where `link(2)` elects one copy ([`shared_links`]). The roots' copies
+//!   get their attributes last, once every rank has cleaned up there.
+//! * Dry-run listings go to rank 0 (the cluster's output forwarding); errors are reported by the
+//!   rank that meets them; the exit status is agreed over the ranks.
 
 mod args;
 mod attrs;
@@ -53,23 +68,28 @@ mod links;
 mod listing;
 mod plan;
 mod progress;
+mod shared_links;
 mod special;
 pub mod temp;
 mod visitor;
 
 pub use args::{CopyFlags, parse_size};
-pub use dest::RootPair;
+pub use dest::{DestDir, RootPair};
 pub use files::FileChunk;
 pub use plan::Compare;
 pub use progress::Counters;
 pub use temp::is_temp_name;
 
-use crate::common::{Exit, print_error, terminal_progress_with};
+use crate::common::pieces::Pieces;
+use crate::common::{Exit, cluster_stdout, print_error, terminal_progress_with};
 use attrs::OwnerPolicy;
+use canopy_dist::{Cluster, Plan};
 use canopy_engine::output::Sink;
-use canopy_engine::{WalkOptions, walk};
+use canopy_engine::{DirNode, WalkOptions};
+use files::InFlight;
 use links::LinkGroups;
-use std::sync::Arc;
+use shared_links::SharedLinks;
+use std::sync::{Arc, Mutex};
 
 /// How a transfer behaves.
 #[derive(Clone, Debug)]
@@ -88,6 +108,10 @@ pub struct TransferOptions {
     pub dry_run: bool,
     /// Files bigger than this are split into chunks of this size.
     pub chunk_size: u64,
+    /// Under MPI, the directory where the names of one inode met by different ranks meet (see
+    /// [`shared_links`]): the directory copied into, or the copy itself; and whether its last
+    /// component may be a symlink.
+    pub link_area: (Vec<u8>, bool),
 }
 
 /// The copy visitor: see the module documentation.
@@ -100,10 +124,18 @@ pub struct Transfer {
     counters: Arc<Counters>,
     listing: Option<Arc<Sink>>,
     euid: u32,
+    /// Big files being copied in chunks, opened here.
+    copies: Pieces<InFlight>,
+    /// The walk is spread over several processes.
+    distributed: bool,
+    /// Under MPI (not in a dry run): where hard links meet across processes.
+    shared_links: Option<SharedLinks>,
+    /// Under MPI: roots whose copies get their attributes once every process is done.
+    deferred_roots: Mutex<Vec<Arc<DirNode<DestDir>>>>,
 }
 
 impl TransferOptions {
-    pub fn new(flags: &CopyFlags) -> Self {
+    pub fn new(flags: &CopyFlags, link_area: (Vec<u8>, bool)) -> Self {
         TransferOptions {
             replace_non_directories: false,
             blocking_directories_pruned: false,
@@ -112,14 +144,25 @@ impl TransferOptions {
             fsync: flags.fsync,
             dry_run: false,
             chunk_size: flags.chunk_size,
+            link_area,
         }
     }
 }
 
 impl Transfer {
-    pub fn new(options: TransferOptions, tool: &'static str, roots: Vec<RootPair>) -> Self {
+    /// A transfer on `cluster`; collective when a dry run lists (rank 0 prints every rank's lines).
+    pub fn new(
+        options: TransferOptions,
+        tool: &'static str,
+        roots: Vec<RootPair>,
+        cluster: &Cluster,
+    ) -> Self {
+        let distributed = cluster.size() > 1;
+        let listing = options.dry_run.then(|| cluster_stdout(cluster));
+        let shared_links = (distributed && !options.dry_run)
+            .then(|| SharedLinks::new(options.link_area.0.clone(), options.link_area.1));
         Transfer {
-            listing: options.dry_run.then(Sink::stdout),
+            listing,
             options,
             tool,
             roots: roots.into_iter().map(Arc::new).collect(),
@@ -127,11 +170,21 @@ impl Transfer {
             links: LinkGroups::default(),
             counters: Arc::default(),
             euid: rustix::process::geteuid().as_raw(),
+            copies: Pieces::new(cluster.rank()),
+            distributed,
+            shared_links,
+            deferred_roots: Mutex::default(),
         }
     }
 
-    /// Copies every root to its destination; returns the exit status.
-    pub fn run(&self, mut walk_options: WalkOptions) -> Exit {
+    /// Where hard links meet across processes, when they do (under MPI, not in a dry run).
+    fn shared_links(&self) -> Option<&SharedLinks> {
+        self.shared_links.as_ref()
+    }
+
+    /// Copies every root to its destination, with every process of `cluster`; returns this
+    /// process's exit status. Collective.
+    pub fn run(&self, mut walk_options: WalkOptions, cluster: &Cluster, plan: &Plan) -> Exit {
         let counters = Arc::clone(&self.counters);
         let tool = self.tool;
         let progress = if self.options.dry_run {
@@ -143,12 +196,15 @@ impl Transfer {
             walk_options.progress = Some(callback.clone());
         }
         let sources: Vec<Vec<u8>> = self.roots.iter().map(|r| r.source.clone()).collect();
-        let outcome = walk(&sources, &walk_options, self);
+        let outcome = cluster.walk(&sources, &walk_options, self, plan);
         if let Some((_, bar)) = progress {
             bar.finish_and_clear();
         }
-        let failures: u64 = outcome.states.iter().map(|s| s.failures).sum();
+        let mut failures: u64 = outcome.states.iter().map(|s| s.failures).sum();
         drop(outcome.states);
+        if self.distributed && !self.options.dry_run {
+            failures += self.finish_on_every_process(cluster);
+        }
         let mut exit = Exit::from_errors(outcome.errors + failures);
         if let Some(sink) = &self.listing
             && (sink.flush().is_err() || sink.failed())

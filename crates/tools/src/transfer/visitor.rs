@@ -4,16 +4,17 @@
 use super::attrs::{self, chmod_nofollow};
 use super::data::Scratch;
 use super::dest::{DestDir, Place, dest_dir_path};
-use super::files::{ChunkJob, at_source, lossy};
+use super::files::{FileChunk, at_source, lossy};
 use super::links::{Arrival, Placed, Waiter};
 use super::plan::{Plan, plan};
 use super::temp::{create_fresh, discard, is_temp_name, rename_into_place, temp_name};
 use super::{Transfer, listing, special};
-use crate::common::{Mirror, lookup, print_error};
+use crate::common::{Mirror, lookup, print_error, wire};
 use canopy_engine::output::OutBuf;
 use canopy_engine::{Action, Cx, DirFd, DirNode, Entry, Errno, FileKind, Metadata, Op, Visitor, WalkError};
-use rustix::fd::AsFd;
+use rustix::fd::{AsFd, BorrowedFd};
 use rustix::fs::{AtFlags, Mode, fsync, linkat, mkdirat, readlinkat, statat, unlinkat};
+use serde::{Deserialize, Serialize};
 use std::ffi::CStr;
 use std::sync::Arc;
 
@@ -26,12 +27,17 @@ pub struct TransferState {
     pub failures: u64,
 }
 
-/// Follow-up work on the pool.
+/// Follow-up work on the pool, plain data that any process can run.
+#[derive(Serialize, Deserialize)]
 pub enum Job {
     /// A piece of a big file.
-    Chunk(ChunkJob),
+    Chunk(FileChunk),
     /// A later name of a multiply linked file, whose first name was copied (or failed).
-    Link { place: Place, first: Result<Arc<Placed>, Errno> },
+    Link {
+        place: Place,
+        #[serde(with = "wire::shared_outcome")]
+        first: Result<Arc<Placed>, Errno>,
+    },
 }
 
 /// A failure to report: a system call's, or one only words describe.
@@ -87,16 +93,26 @@ impl Transfer {
         }
     }
 
+    /// The first name of a multiply linked file (source `meta`) is in place as the copy `id`:
+    /// under MPI it is first offered as the inode's copy to the other processes (see
+    /// `shared_links`), then the names that waited for it are scheduled.
     pub(super) fn settle_placed(
         &self,
         cx: &mut Cx<'_, Self>,
+        state: &mut TransferState,
         link: Option<(u64, u64)>,
         place: &Place,
         id: Option<(u64, u64)>,
+        meta: &Metadata,
     ) {
-        if link.is_some() {
-            self.settle(cx, link, Ok(Arc::new(Placed { place: place.clone(), id })));
+        if link.is_none() {
+            return;
         }
+        let id = match self.shared_links() {
+            Some(shared) => self.publish(cx, state, shared, place, id, meta),
+            None => id,
+        };
+        self.settle(cx, link, Ok(Arc::new(Placed { place: place.clone(), id })));
     }
 
     fn root_place(&self, cx: &mut Cx<'_, Self>, entry: &Entry<'_, DestDir>) -> Option<Place> {
@@ -189,10 +205,8 @@ impl Transfer {
     fn enter_dir(&self, cx: &mut Cx<'_, Self>, state: &mut TransferState, place: Place) -> Action {
         let Some(fresh) = self.make_dir(cx, state, &place) else { return Action::Prune };
         let data = match place {
-            Place::Root { pair, .. } => {
-                DestDir { mirror: Mirror::root(&pair.dest, pair.follow_dest), fresh, root: Some(pair) }
-            }
-            Place::Child { .. } => DestDir { mirror: Mirror::default(), fresh, root: None },
+            Place::Root { pair, .. } => DestDir { fresh, ..DestDir::of_root(pair) },
+            Place::Child { .. } | Place::Beneath { .. } => DestDir { fresh, ..DestDir::default() },
         };
         cx.set_dir_data(data);
         Action::Continue
@@ -232,6 +246,18 @@ impl Transfer {
                 place: place.clone(),
             });
             match arrival {
+                // A directory in the way is refused below, as for any file.
+                Arrival::First if existing.is_none_or(|e| !e.is_dir()) => {
+                    if let (Some(shared), Some(dir)) = (self.shared_links(), &dir) {
+                        match shared.find(meta) {
+                            Ok(Some(meeting)) => {
+                                return self.adopt(cx, state, &place, dir, existing.as_ref(), link, &meeting);
+                            }
+                            Ok(None) => {}
+                            Err(errno) => self.meeting_failed(state, shared.area(), errno),
+                        }
+                    }
+                }
                 Arrival::First => {}
                 Arrival::Link(first) => {
                     return self.link(cx, state, &place, dir.as_ref(), existing.as_ref(), &first);
@@ -259,7 +285,7 @@ impl Transfer {
         match (decision, dir) {
             (Plan::Skip, _) => {
                 self.counters.copied(0, meta.size);
-                self.settle_placed(cx, link, &place, existing_id);
+                self.settle_placed(cx, state, link, &place, existing_id, meta);
             }
             (Plan::Blocked, _) if self.options.dry_run && self.options.blocking_directories_pruned => {
                 listing::line(&mut state.listing, "replace", &place.dest_path(), None);
@@ -281,15 +307,17 @@ impl Transfer {
                 listing::line(&mut state.listing, verb, &place.dest_path(), None);
                 self.settle_placed(
                     cx,
+                    state,
                     link,
                     &place,
                     (plan == Plan::Refresh).then_some(existing_id).flatten(),
+                    meta,
                 );
             }
             (Plan::Refresh, Some(dir)) => match attrs::apply_by_name(&dir, place.name(), meta, &self.owner) {
                 Ok(()) => {
                     self.counters.copied(0, meta.size);
-                    self.settle_placed(cx, link, &place, existing_id);
+                    self.settle_placed(cx, state, link, &place, existing_id, meta);
                 }
                 Err(e) => self.fail(cx, state, link, Failure::io(place.dest_path(), e.verb, e.errno)),
             },
@@ -301,7 +329,7 @@ impl Transfer {
                     self.counters.copied(1, 0);
                     let id =
                         link.and_then(|_| lookup(&dir, place.name()).ok().flatten()).map(|m| m.file_id());
-                    self.settle_placed(cx, link, &place, id);
+                    self.settle_placed(cx, state, link, &place, id, meta);
                 }
                 Err(e) => self.fail(cx, state, link, Failure::io(place.dest_path(), e.verb, e.errno)),
             },
@@ -322,7 +350,9 @@ impl Transfer {
         if existing.is_some_and(|e| Some(e.file_id()) == first.id) {
             return;
         }
-        if existing.is_some_and(Metadata::is_dir) {
+        // In a dry run of a sync that deletes, a directory in the way is listed for deletion.
+        let pruned = self.options.dry_run && self.options.blocking_directories_pruned;
+        if existing.is_some_and(Metadata::is_dir) && !pruned {
             let message =
                 format!("cannot overwrite directory '{}' with a hard link", lossy(&place.dest_path()));
             return self.report_failure(state, Failure::Message(message));
@@ -335,30 +365,42 @@ impl Transfer {
             Ok(fd) => fd,
             Err(errno) => return cx.report(WalkError::io(first.place.dest_path(), Op::Tool("link"), errno)),
         };
+        match self.make_link(place, dir, existing.is_some(), (first_dir.as_fd(), first.place.name())) {
+            Ok(()) => self.counters.copied(1, 0),
+            Err(errno) => cx.report(WalkError::io(place.dest_path(), Op::Tool("link"), errno)),
+        }
+    }
+
+    /// Makes `place` (in `dir`, where something is if `replace`) another name of `from`: linked
+    /// directly, or, over an existing entry, as a temporary link renamed over it.
+    pub(super) fn make_link(
+        &self,
+        place: &Place,
+        dir: &DirFd,
+        replace: bool,
+        (from_dir, from_name): (BorrowedFd<'_>, &CStr),
+    ) -> Result<(), Errno> {
         let name = place.name();
-        let link_to = |to: &CStr| linkat(&first_dir, first.place.name(), dir, to, AtFlags::empty());
-        let linked = match existing {
-            None => link_to(name).inspect(|()| {
+        let link_to = |to: &CStr| linkat(from_dir, from_name, dir, to, AtFlags::empty());
+        let linked = if replace {
+            Err(Errno::EXIST)
+        } else {
+            link_to(name).inspect(|()| {
                 // An interrupted run may have been copying this name as the first of its inode:
                 // its leftover temporary is not replaced by a link, so remove it (a fresh
                 // directory cannot hold one).
                 if !place.fresh() {
                     discard(dir, &temp_name(name));
                 }
-            }),
-            Some(_) => Err(Errno::EXIST),
+            })
         };
-        let result = match linked {
+        match linked {
             Err(Errno::EXIST) => {
                 let temp = temp_name(name);
                 create_fresh(dir, &temp, link_to)
                     .and_then(|()| rename_into_place(dir, &temp, name).inspect_err(|_| discard(dir, &temp)))
             }
             other => other,
-        };
-        match result {
-            Ok(()) => self.counters.copied(1, 0),
-            Err(errno) => cx.report(WalkError::io(place.dest_path(), Op::Tool("link"), errno)),
         }
     }
 
@@ -394,6 +436,33 @@ impl Transfer {
             _ => None,
         };
         self.link(cx, state, &place, dir.as_ref(), existing.as_ref(), &first);
+    }
+}
+
+impl Transfer {
+    /// Gives the copy of a directory everything in which is done its owner, permissions, xattrs
+    /// and times (and flushes it, with `--fsync`); returns the failures.
+    pub(super) fn finish_dir(&self, dir: &DirNode<DestDir>) -> Vec<WalkError> {
+        let dest = match Mirror::open(dir, &DestDir::mirror) {
+            Ok(dest) => dest,
+            Err(errno) => {
+                return vec![WalkError::io(dest_dir_path(dir), Op::Tool("set the attributes of"), errno)];
+            }
+        };
+        let mut errors = Vec::new();
+        if let Some(meta) = dir.metadata() {
+            let source = dir.open().ok();
+            let source = source.as_ref().map(|fd| fd.as_fd());
+            if let Err(e) = attrs::apply(dest.as_fd(), source, meta, &self.owner) {
+                errors.push(WalkError::io(dest_dir_path(dir), Op::Tool(e.verb), e.errno));
+            }
+        }
+        if self.options.fsync
+            && let Err(errno) = fsync(&dest)
+        {
+            errors.push(WalkError::io(dest_dir_path(dir), Op::Tool("flush"), errno));
+        }
+        errors
     }
 }
 
@@ -440,27 +509,28 @@ impl Visitor for Transfer {
 
     fn leave_dir(&self, cx: &mut Cx<'_, Self>, _: &mut TransferState, dir: &Arc<DirNode<DestDir>>) {
         if !self.options.dry_run {
-            match Mirror::open(dir, &DestDir::mirror) {
-                Ok(dest) => {
-                    if let Some(meta) = dir.metadata() {
-                        let source = dir.open().ok();
-                        let source = source.as_ref().map(|fd| fd.as_fd());
-                        if let Err(e) = attrs::apply(dest.as_fd(), source, meta, &self.owner) {
-                            cx.report(WalkError::io(dest_dir_path(dir), Op::Tool(e.verb), e.errno));
-                        }
-                    }
-                    if self.options.fsync
-                        && let Err(errno) = fsync(&dest)
-                    {
-                        cx.report(WalkError::io(dest_dir_path(dir), Op::Tool("flush"), errno));
-                    }
-                }
-                Err(errno) => {
-                    cx.report(WalkError::io(dest_dir_path(dir), Op::Tool("set the attributes of"), errno))
-                }
+            if self.distributed && dir.is_root() {
+                // Its copy may hold the link area, touched until the end (see shared_links).
+                self.deferred_roots.lock().unwrap_or_else(|e| e.into_inner()).push(Arc::clone(dir));
+            } else {
+                self.finish_dir(dir).into_iter().for_each(|error| cx.report(error));
             }
         }
         dir.data.mirror.close();
+    }
+
+    fn stand_in_data(&self, dir: &DirNode<DestDir>) -> DestDir {
+        DestDir::lend(dir)
+    }
+
+    fn absorb_completed(
+        &self,
+        cx: &mut Cx<'_, Self>,
+        state: &mut TransferState,
+        dir: &Arc<DirNode<DestDir>>,
+        from: DestDir,
+    ) {
+        self.absorb_chunks(cx, state, dir, from);
     }
 
     fn run_job(&self, cx: &mut Cx<'_, Self>, state: &mut TransferState, job: Job) {
