@@ -18,10 +18,8 @@
 
 mod args;
 mod attr;
-mod daemon;
 mod duration;
 mod filesystem;
-mod handles;
 mod inodes;
 mod latency;
 mod location;
@@ -29,7 +27,6 @@ mod mount;
 mod options;
 mod passthrough;
 mod run;
-mod signals;
 mod stats;
 mod worker;
 

@@ -20,7 +20,7 @@ pub(crate) use caller::Caller;
 pub(crate) use dirs::DirHandle;
 pub(crate) use modify::AttrChanges;
 
-use crate::handles::HandleTable;
+use canopy_fusekit::HandleTable;
 use crate::inodes::Inodes;
 use crate::location::Location;
 
