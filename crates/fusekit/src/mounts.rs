@@ -62,7 +62,10 @@ fn unescape(field: &str) -> PathBuf {
 /// is busy, detaches it lazily. Fails when nothing is mounted there.
 pub fn unmount(path: &Path) -> io::Result<Unmounted> {
     if !is_mounted(path)? {
-        return Err(io::Error::new(io::ErrorKind::NotFound, format!("{} is not a mountpoint", path.display())));
+        return Err(io::Error::new(
+            io::ErrorKind::NotFound,
+            format!("{} is not a mountpoint", path.display()),
+        ));
     }
     let first = fusermount(path, false)?;
     if first.status.success() {

@@ -18,7 +18,6 @@
 
 mod args;
 mod attr;
-mod duration;
 mod filesystem;
 mod inodes;
 mod latency;
@@ -31,7 +30,7 @@ mod stats;
 mod worker;
 
 pub use args::Args;
-pub use duration::{format_duration, parse_duration};
+pub use canopy_fusekit::duration::{format_duration, parse_duration};
 pub use mount::Mounted;
 pub use options::{MAX_THREADS, Options};
 pub use run::run;

@@ -10,10 +10,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use canopy_fusekit::{Daemon, Foreground, signals, write_atomically};
 
 use crate::args::Args;
-use crate::duration::format_duration;
 use crate::mount;
 use crate::options::Options;
 use crate::stats::Snapshot;
+use canopy_fusekit::duration::format_duration;
 
 const DAEMON: Daemon = Daemon { env: "CANOPY_LATFS_BACKGROUND", program: "canopy latfs" };
 

@@ -30,6 +30,7 @@ use crate::error::{Error, Result};
 use crate::proto::metadata_server::MetadataServer;
 use crate::transport::{REQUEST_TIMEOUT, connect_lazy};
 
+pub use self::data::CHUNK;
 pub use self::writer::CommitStats;
 
 pub struct ServerOptions {
