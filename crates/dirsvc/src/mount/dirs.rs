@@ -1,9 +1,14 @@
 //! readdir, with offsets that stay valid for as long as the directory is open — across partition
-//! splits and concurrent changes. The listing itself (`client::DirLister`) is split-safe; a copy of
-//! it is kept from before each page, so any page can be read again. An entry's offset is
-//! `3 + page × SLOTS + index` ("." is 1, ".." is 2), so `seekdir` to any offset `telldir` gave
-//! resumes at the same place. A page read again may differ by entries created or removed since,
-//! which POSIX allows.
+//! splits and concurrent changes. The listing itself (`client::DirLister`) is split-safe: read
+//! through, it returns every entry present throughout exactly once. An entry's offset is
+//! `3 + page × SLOTS + index` ("." is 1, ".." is 2). One reply to the kernel never spans two
+//! pages, so the offset the kernel passes back always falls in the page just served or starts the
+//! next one: a sequential listing never reads a page twice.
+//!
+//! A copy of the lister is kept from before each page, so `seekdir` to any offset `telldir` gave
+//! reads that page again and continues from there (the listing after it is complete again). The
+//! page read again reflects entries created, removed or moved by a split since, which may shift
+//! positions within that one page.
 
 use fuser::{Errno, FileType};
 use tokio::sync::Mutex;
@@ -69,7 +74,13 @@ impl DirStream {
 
     async fn read(&mut self, client: &Client, page: usize) -> Result<Option<Vec<DirEntry>>> {
         if let Some(before) = self.before_page.get(page) {
-            return before.clone().next_page(client).await;
+            // Continue from this reading: the later pages are read afresh after it.
+            let mut lister = before.clone();
+            let entries = lister.next_page(client).await?;
+            self.before_page.truncate(page + 1);
+            self.next = lister;
+            self.exhausted = entries.is_none();
+            return Ok(entries);
         }
         while !self.exhausted {
             let before = self.next.clone();
@@ -121,10 +132,14 @@ impl MountCore {
             Resume::Entry { page, index } => (page, index),
         };
         while let Some(entries) = stream.page(&self.client, page).await.or_errno()? {
-            for (at, entry) in entries.iter().enumerate().skip(index) {
-                if add(entry.id, entry_offset(page, at), file_type(entry.attrs.kind), &entry.name) {
-                    return Ok(());
+            if index < entries.len() {
+                for (at, entry) in entries.iter().enumerate().skip(index) {
+                    if add(entry.id, entry_offset(page, at), file_type(entry.attrs.kind), &entry.name) {
+                        break;
+                    }
                 }
+                // One page per reply (see the module comment); an empty reply would mean the end.
+                return Ok(());
             }
             page += 1;
             index = 0;

@@ -222,6 +222,8 @@ impl<'a> Batch<'a> {
             attrs.atime_ns = now;
             attrs.mtime_ns = now;
             attrs.ctime_ns = now;
+            // A symlink's size is its target's length, as lstat reports it.
+            attrs.size = target.len() as u64;
             self.allocate_id()
         } else {
             id
