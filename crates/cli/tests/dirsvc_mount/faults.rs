@@ -65,16 +65,27 @@ fn a_dead_or_hung_server_gives_eio_and_the_mount_recovers_when_it_is_back() {
         let path = dir.join(&new_on_one);
         assert_eq!(bounded(move || errno_of(fs::write(path, b"x"))), Some(libc::EIO), "{stop}: create");
         let listing = dir.clone();
-        let listed = bounded(move || errno_of(fs::read_dir(listing).and_then(Iterator::collect::<Result<Vec<_>, _>>)));
+        let listed =
+            bounded(move || errno_of(fs::read_dir(listing).and_then(Iterator::collect::<Result<Vec<_>, _>>)));
         assert_eq!(listed, Some(libc::EIO), "{stop}: readdir reads every partition");
         // Server 0's partition and the metadata object still work.
-        assert_eq!(fs::read(dir.join(&on_zero[0])).unwrap(), on_zero[0].as_bytes(), "{stop}: server 0 serves on");
+        assert_eq!(
+            fs::read(dir.join(&on_zero[0])).unwrap(),
+            on_zero[0].as_bytes(),
+            "{stop}: server 0 serves on"
+        );
         assert!(fs::metadata(&dir).unwrap().is_dir());
 
         if stop == "KILL" {
             cluster.restart();
         } else {
-            assert!(Command::new("kill").args(["-CONT", &cluster.server_pid(1).to_string()]).status().unwrap().success());
+            assert!(
+                Command::new("kill")
+                    .args(["-CONT", &cluster.server_pid(1).to_string()])
+                    .status()
+                    .unwrap()
+                    .success()
+            );
         }
         // Back without remounting (the first requests may still race the server's start).
         let probe = dir.join(&on_one[0]);
@@ -98,7 +109,8 @@ fn a_dead_or_hung_server_gives_eio_and_the_mount_recovers_when_it_is_back() {
 
 /// Appends each name it creates (open O_CREAT, close) to the list file; failures are reported on
 /// stderr and the loop goes on.
-const CREATOR: &str = r#"list=$1; shift; for f; do true > "$f" && printf '%s\n' "$f" >> "$list"; done; exit 0"#;
+const CREATOR: &str =
+    r#"list=$1; shift; for f; do true > "$f" && printf '%s\n' "$f" >> "$list"; done; exit 0"#;
 
 #[test]
 fn kill_nine_of_a_server_during_a_create_storm_loses_no_acknowledged_create() {
@@ -150,13 +162,22 @@ fn kill_nine_of_a_server_during_a_create_storm_loses_no_acknowledged_create() {
         .map(|entry| entry.unwrap().file_name().into_string().unwrap())
         .collect();
     let lost: Vec<&String> = acknowledged.difference(&listed).collect();
-    assert!(lost.is_empty(), "{} acknowledged creates lost, e.g. {:?}", lost.len(), &lost[..lost.len().min(5)]);
+    assert!(
+        lost.is_empty(),
+        "{} acknowledged creates lost, e.g. {:?}",
+        lost.len(),
+        &lost[..lost.len().min(5)]
+    );
     let attempted: BTreeSet<String> =
         (0..3).flat_map(|k| (0..per_creator).map(move |i| format!("s{k}.{i:05}"))).collect();
     assert!(listed.is_subset(&attempted), "nothing appears that no creator attempted");
     let failed = attempted.len() - acknowledged.len();
     assert!(failed > 0, "some creates hit the dead server (else the kill proved nothing)");
-    eprintln!("{} acknowledged, {failed} failed while server 2 was down, {} present", acknowledged.len(), listed.len());
+    eprintln!(
+        "{} acknowledged, {failed} failed while server 2 was down, {} present",
+        acknowledged.len(),
+        listed.len()
+    );
 }
 
 #[test]

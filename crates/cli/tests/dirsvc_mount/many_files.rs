@@ -3,8 +3,8 @@
 //! created. Each creator has its own mount, like clients on different nodes: the kernel serialises
 //! creates within one directory of one mount, so this is how creates reach the servers at once.
 //!
-//! `CANOPY_MOUNT_TEST_FILES` sets the total (default 20,000; the 100,000 takes about 4 min
-//! on a loaded 2-core machine, where every create waits for a journal fsync).
+//! 100,000 files by default (`CANOPY_MOUNT_TEST_FILES` changes that): about 2.5 minutes on a
+//! loaded 2-core machine (load average 8), where every create waits for a journal fsync.
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -29,10 +29,11 @@ fn files_created_by_many_processes_are_all_seen_by_ls_find_and_canopy_find() {
         return;
     }
     let total: usize =
-        std::env::var("CANOPY_MOUNT_TEST_FILES").ok().and_then(|n| n.parse().ok()).unwrap_or(20_000);
+        std::env::var("CANOPY_MOUNT_TEST_FILES").ok().and_then(|n| n.parse().ok()).unwrap_or(100_000);
     let cluster = TestCluster::start(2, 16_000);
     // New directories span both servers from the start.
-    let mounts: Vec<TestMount> = (0..CREATORS).map(|_| TestMount::new(&cluster, &["--partitions", "0"])).collect();
+    let mounts: Vec<TestMount> =
+        (0..CREATORS).map(|_| TestMount::new(&cluster, &["--partitions", "0"])).collect();
     fs::create_dir(mounts[0].path().join("shared")).unwrap();
 
     let per_creator = total.div_ceil(CREATORS);
@@ -73,7 +74,8 @@ fn files_created_by_many_processes_are_all_seen_by_ls_find_and_canopy_find() {
     assert!(lines(&find.stdout) == created, "GNU find sees exactly the created names");
     assert_eq!(find.stdout.iter().filter(|&&b| b == b'\n').count(), created.len(), "and each once");
 
-    let ours = canopy().arg("find").arg(&shared).args(["-mindepth", "1", "-printf", "%f\\n"]).output().unwrap();
+    let ours =
+        canopy().arg("find").arg(&shared).args(["-mindepth", "1", "-printf", "%f\\n"]).output().unwrap();
     assert!(ours.status.success(), "{}", String::from_utf8_lossy(&ours.stderr));
     assert!(lines(&ours.stdout) == created, "canopy find sees exactly the created names");
     assert_eq!(ours.stdout.iter().filter(|&&b| b == b'\n').count(), created.len(), "and each once");

@@ -28,9 +28,8 @@ fn c_path(path: &Path) -> CString {
 fn renameat2(from: &Path, to: &Path, flags: libc::c_uint) -> std::io::Result<()> {
     let (from, to) = (c_path(from), c_path(to));
     // SAFETY: both paths are valid NUL-terminated strings; AT_FDCWD resolves them relative to cwd.
-    let status = unsafe {
-        libc::renameat2(libc::AT_FDCWD, from.as_ptr(), libc::AT_FDCWD, to.as_ptr(), flags)
-    };
+    let status =
+        unsafe { libc::renameat2(libc::AT_FDCWD, from.as_ptr(), libc::AT_FDCWD, to.as_ptr(), flags) };
     if status == 0 { Ok(()) } else { Err(std::io::Error::last_os_error()) }
 }
 
@@ -165,7 +164,8 @@ fn symlinks_special_files_and_file_data() {
     }
     let copied = Command::new("cp").arg("-r").arg(local.path().join("tree")).arg(m).status().unwrap();
     assert!(copied.success());
-    let diff = Command::new("diff").arg("-r").arg(local.path().join("tree")).arg(m.join("tree")).output().unwrap();
+    let diff =
+        Command::new("diff").arg("-r").arg(local.path().join("tree")).arg(m.join("tree")).output().unwrap();
     assert!(diff.status.success(), "{}", String::from_utf8_lossy(&diff.stdout));
 }
 
@@ -194,7 +194,8 @@ fn permission_bits_owners_and_groups_are_enforced() {
     let cluster = TestCluster::start(2, 16_000);
     let mount = TestMount::new(&cluster, &["--allow-other"]);
     let m = mount.path();
-    let mode = |path: &str, bits: u32| fs::set_permissions(m.join(path), fs::Permissions::from_mode(bits)).unwrap();
+    let mode =
+        |path: &str, bits: u32| fs::set_permissions(m.join(path), fs::Permissions::from_mode(bits)).unwrap();
     fs::create_dir(m.join("private")).unwrap();
     mode("private", 0o700);
     fs::create_dir(m.join("public")).unwrap();
@@ -220,7 +221,10 @@ fn permission_bits_owners_and_groups_are_enforced() {
         let (ok, stderr) = as_nobody(&script);
         assert!(!ok && stderr.contains(message), "{script}: {stderr}");
     }
-    assert!(m.join("public/secret").exists() && m.join("sticky/roots").exists(), "refused calls changed nothing");
+    assert!(
+        m.join("public/secret").exists() && m.join("sticky/roots").exists(),
+        "refused calls changed nothing"
+    );
 
     let (ok, stderr) = as_nobody(&format!("echo mine > {} && mkdir {}", at("open/mine"), at("open/dir")));
     assert!(ok, "{stderr}");
@@ -326,7 +330,8 @@ fn readdir_is_complete_and_duplicate_free_while_the_directory_splits() {
     ]);
     let create = |names: &[String]| {
         // Four concurrent creators (client library processes) so group commit shares the syncs.
-        let chunks: Vec<Vec<String>> = names.chunks(names.len().div_ceil(4)).map(<[String]>::to_vec).collect();
+        let chunks: Vec<Vec<String>> =
+            names.chunks(names.len().div_ceil(4)).map(<[String]>::to_vec).collect();
         let creators: Vec<_> = chunks
             .into_iter()
             .map(|chunk| {
@@ -379,7 +384,10 @@ fn readdir_is_complete_and_duplicate_free_while_the_directory_splits() {
     unique.dedup();
     assert_eq!(unique.len(), seen.len(), "no entry listed twice");
     for name in &first {
-        assert!(unique.binary_search(&name.as_bytes().to_vec()).is_ok(), "{name} was present throughout but not listed");
+        assert!(
+            unique.binary_search(&name.as_bytes().to_vec()).is_ok(),
+            "{name} was present throughout but not listed"
+        );
     }
     let created: std::collections::BTreeSet<&[u8]> =
         first.iter().chain(&second).map(|n| n.as_bytes()).collect();

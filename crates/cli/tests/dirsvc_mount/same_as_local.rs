@@ -25,7 +25,8 @@ fn describe(meta: &fs::Metadata) -> String {
     if meta.is_dir() {
         format!("{kind} {:o} {}:{}", meta.mode() & 0o7777, meta.uid(), meta.gid())
     } else {
-        let (mode, uid, gid, size, links) = (meta.mode() & 0o7777, meta.uid(), meta.gid(), meta.len(), meta.nlink());
+        let (mode, uid, gid, size, links) =
+            (meta.mode() & 0o7777, meta.uid(), meta.gid(), meta.len(), meta.nlink());
         format!("{kind} {mode:o} {uid}:{gid} size {size} links {links}")
     }
 }

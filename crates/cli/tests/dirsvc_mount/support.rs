@@ -20,11 +20,7 @@ pub fn fuse_available() -> bool {
 /// Runs a canopy command that must succeed; returns its stdout.
 pub fn canopy_ok(args: &[&std::ffi::OsStr]) -> String {
     let output = canopy().args(args).stdin(Stdio::null()).output().unwrap();
-    assert!(
-        output.status.success(),
-        "canopy {args:?} failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert!(output.status.success(), "canopy {args:?} failed: {}", String::from_utf8_lossy(&output.stderr));
     String::from_utf8(output.stdout).unwrap()
 }
 
