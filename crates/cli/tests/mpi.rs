@@ -232,3 +232,46 @@ fn proximity_order_with_simulated_nodes_and_quit() {
     let lines = records(&out.stdout, b'\n').len();
     assert!((1..=4).contains(&lines), "-quit printed {lines} lines");
 }
+
+#[test]
+fn report_tables_and_draws_the_statistics_of_a_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("random");
+    random_tree(&root, 23);
+    let stats_path = tmp.path().join("stats.json");
+    let out = mpirun(
+        3,
+        &["walk", "--sched", "drqs", "--stats", stats_path.to_str().unwrap(), root.to_str().unwrap()],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let stats: serde_json::Value = serde_json::from_slice(&std::fs::read(&stats_path).unwrap()).unwrap();
+    let ranks = stats["ranks"].as_array().unwrap();
+    let total_bytes: u64 =
+        ranks.iter().flat_map(|r| r["bytes_to"].as_array().unwrap()).map(|b| b.as_u64().unwrap()).sum();
+
+    let (heatmap, balance) = (tmp.path().join("bytes.svg"), tmp.path().join("work.svg"));
+    let mut report = canopy();
+    report.arg("report").arg(&stats_path).arg("--heatmap").arg(&heatmap).arg("--balance").arg(&balance);
+    let out = run(report, None);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let table = String::from_utf8(out.stdout).unwrap();
+    for rank in ranks {
+        let columns: Vec<&str> = table
+            .lines()
+            .map(str::split_whitespace)
+            .map(Iterator::collect)
+            .find(|c: &Vec<&str>| c.first() == Some(&rank["rank"].to_string().as_str()))
+            .unwrap_or_else(|| panic!("no row for rank {} in\n{table}", rank["rank"]));
+        assert_eq!(columns[3], rank["entries"].to_string(), "entries of rank {}", rank["rank"]);
+    }
+    let heatmap = std::fs::read_to_string(&heatmap).unwrap();
+    assert!(heatmap.starts_with("<svg") && heatmap.trim_end().ends_with("</svg>"));
+    assert!(
+        heatmap.contains(&format!("drqs ({total_bytes} B total)")),
+        "the heat map's title names the total"
+    );
+    let balance = std::fs::read_to_string(&balance).unwrap();
+    let bars = balance.matches("fill=\"#3182BD\"").count();
+    assert_eq!(bars, ranks.len(), "one bar per rank");
+}

@@ -50,10 +50,42 @@ impl ClusterStats {
         self.ranks.iter().flat_map(|r| &r.bytes_to).sum()
     }
 
-    /// max/min tasks over ranks (1.0 is perfect balance).
-    pub fn imbalance(&self) -> f64 {
-        let tasks = self.ranks.iter().map(|r| r.tasks);
-        let (min, max) = (tasks.clone().min().unwrap_or(0), tasks.max().unwrap_or(0));
+    /// The ranks that walk: all of them, except the centralised scheduler's master (rank 0), which
+    /// only hands out work.
+    pub fn workers(&self) -> &[RankStats] {
+        match self.ranks.split_first() {
+            Some((_, rest)) if self.scheduler == "cp" && !rest.is_empty() => rest,
+            _ => &self.ranks,
+        }
+    }
+
+    /// max/min over the workers of `work` (entries visited, tasks run…): 1.0 is perfect balance.
+    pub fn imbalance(&self, work: impl Fn(&RankStats) -> u64) -> f64 {
+        let values: Vec<u64> = self.workers().iter().map(work).collect();
+        let (min, max) =
+            (values.iter().min().copied().unwrap_or(0), values.iter().max().copied().unwrap_or(0));
         if min == 0 { f64::INFINITY } else { max as f64 / min as f64 }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rank(rank: u32, entries: u64) -> RankStats {
+        RankStats { rank, entries, tasks: entries / 2, ..RankStats::default() }
+    }
+
+    #[test]
+    fn balance_leaves_out_only_the_centralised_master() {
+        let ranks = vec![rank(0, 0), rank(1, 100), rank(2, 125)];
+        let cp = ClusterStats { version: STATS_VERSION, scheduler: "cp".into(), ranks: ranks.clone() };
+        assert_eq!(cp.workers().len(), 2);
+        assert_eq!(cp.imbalance(|r| r.entries), 1.25);
+        let drqs = ClusterStats { version: STATS_VERSION, scheduler: "drqs".into(), ranks };
+        assert_eq!(drqs.workers().len(), 3);
+        assert_eq!(drqs.imbalance(|r| r.entries), f64::INFINITY, "a rank that did nothing");
+        let alone = ClusterStats { version: STATS_VERSION, scheduler: "cp".into(), ranks: vec![rank(0, 7)] };
+        assert_eq!(alone.imbalance(|r| r.tasks), 1.0, "a one-rank run walks on rank 0");
     }
 }

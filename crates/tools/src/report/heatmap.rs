@@ -6,7 +6,7 @@ use plotters::prelude::*;
 use std::path::Path;
 
 pub fn draw(stats: &ClusterStats, path: &Path) -> Result<(), String> {
-    let n = stats.ranks.len().max(1);
+    let last_rank = stats.ranks.len().saturating_sub(1);
     let max = stats.ranks.iter().flat_map(|r| r.bytes_to.iter().copied()).max().unwrap_or(0).max(1);
     let shade = |bytes: u64| -> RGBColor {
         if bytes == 0 {
@@ -26,21 +26,22 @@ pub fn draw(stats: &ClusterStats, path: &Path) -> Result<(), String> {
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(50)
-        .build_cartesian_2d(0..n, 0..n)
+        .build_cartesian_2d((0..last_rank).into_segmented(), (0..last_rank).into_segmented())
         .map_err(|e| e.to_string())?;
     chart
         .configure_mesh()
         .disable_mesh()
         .x_desc("receiver rank")
         .y_desc("sender rank")
-        .x_labels(n.min(16))
-        .y_labels(n.min(16))
+        .x_labels(last_rank.min(15) + 1)
+        .y_labels(last_rank.min(15) + 1)
         .draw()
         .map_err(|e| e.to_string())?;
     let cells = stats.ranks.iter().flat_map(|r| {
         r.bytes_to.iter().enumerate().map(move |(to, &bytes)| {
             let from = r.rank as usize;
-            Rectangle::new([(to, from), (to + 1, from + 1)], shade(bytes).filled())
+            let corner = |x, y| (SegmentValue::Exact(x), SegmentValue::Exact(y));
+            Rectangle::new([corner(to, from), corner(to + 1, from + 1)], shade(bytes).filled())
         })
     });
     chart.draw_series(cells).map_err(|e| e.to_string())?;

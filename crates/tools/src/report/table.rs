@@ -7,12 +7,13 @@ pub fn render(stats: &ClusterStats) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "scheduler {}  ranks {}  messages {}  bytes {}  work max/min {:.3}",
+        "scheduler {}  ranks {}  messages {}  bytes {}  work max/min: entries {:.3}, tasks {:.3}",
         stats.scheduler,
         stats.ranks.len(),
         stats.total_messages(),
         stats.total_bytes(),
-        stats.imbalance()
+        stats.imbalance(|r| r.entries),
+        stats.imbalance(|r| r.tasks)
     );
     let _ = writeln!(
         out,
@@ -69,7 +70,9 @@ mod tests {
         let stats =
             ClusterStats { version: 1, scheduler: "drqs".into(), ranks: vec![rank(0, 100), rank(1, 50)] };
         let text = render(&stats);
-        assert!(text.starts_with("scheduler drqs  ranks 2  messages 6  bytes 150  work max/min 1.000"));
+        assert!(text.starts_with(
+            "scheduler drqs  ranks 2  messages 6  bytes 150  work max/min: entries 1.100, tasks 1.000"
+        ));
         assert_eq!(text.lines().count(), 4);
     }
 }
