@@ -9,3 +9,4 @@ mod many_files;
 mod posix;
 mod same_as_local;
 mod support;
+mod usage;
