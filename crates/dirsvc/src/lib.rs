@@ -11,6 +11,7 @@ pub mod error;
 pub mod ids;
 pub mod launcher;
 pub mod mapping;
+pub mod mount;
 pub mod names;
 pub mod server;
 pub mod transport;

@@ -17,11 +17,12 @@ pub type RpcClient = MetadataClient<InterceptedService<Channel, PresentSecret>>;
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(45);
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
 
-pub fn connect_lazy(addr: SocketAddr, secret: &str) -> RpcClient {
+/// A channel whose requests fail as unavailable after `timeout`.
+pub fn connect_lazy(addr: SocketAddr, secret: &str, timeout: Duration) -> RpcClient {
     let endpoint = Endpoint::from_shared(format!("http://{addr}"))
         .expect("a socket address is a valid URI authority")
-        .connect_timeout(CONNECT_TIMEOUT)
-        .timeout(REQUEST_TIMEOUT)
+        .connect_timeout(CONNECT_TIMEOUT.min(timeout))
+        .timeout(timeout)
         .tcp_nodelay(true);
     MetadataClient::with_interceptor(endpoint.connect_lazy(), PresentSecret::new(secret))
         .max_decoding_message_size(16 << 20)

@@ -35,6 +35,7 @@ async fn requests_without_the_right_secret_are_refused_and_change_nothing() {
             attrs: Some(Attrs { kind: Kind::File as i32, ..Attrs::default() }),
             id: 0,
             replace_id: 0,
+            target: Vec::new(),
         };
         let status = anonymous.create(request).await.unwrap_err();
         assert_eq!(status.code(), tonic::Code::Unauthenticated);

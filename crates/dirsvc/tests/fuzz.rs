@@ -13,7 +13,7 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use prost::Message;
 
-const REQUEST_KINDS: usize = 15;
+const REQUEST_KINDS: usize = 20;
 
 struct Fixture {
     _dir: tempfile::TempDir,
@@ -69,6 +69,7 @@ impl Fixture {
                         attrs: Some(file_attrs()),
                         id: 0,
                         replace_id: 0,
+                        target: Vec::new(),
                     })
                     .await
                     .unwrap();
@@ -132,7 +133,12 @@ async fn handle(core: &Core, kind: usize, bytes: &[u8]) -> Result<Handled, tonic
         11 => run!(PartitionRef, drop_partition, ack),
         12 => run!(DirRequest, partition_stats, |r: &PartitionStatsReply| r.failure.is_some()),
         13 => run!(InstallSplitRequest, install_split, ack),
-        _ => run!(MergeBitmapRequest, merge_bitmap, dir),
+        14 => run!(MergeBitmapRequest, merge_bitmap, dir),
+        15 => run!(SetAttrRequest, set_attr, entry),
+        16 => run!(SetDirAttrRequest, set_dir_attr, dir),
+        17 => run!(WriteDataRequest, write_data, ack),
+        18 => run!(ReadDataRequest, read_data, |_: &ReadDataReply| false),
+        _ => run!(TruncateDataRequest, truncate_data, ack),
     }
 }
 
@@ -166,7 +172,7 @@ fn parts(fixture: &Fixture) -> impl Strategy<Value = Parts> {
             1 => vec(any::<u8>(), 1..24),
         ]
     };
-    let attrs = (-2i32..6, prop_oneof![Just(0o644u32), Just(0o7777), Just(0o10000), any::<u32>()])
+    let attrs = (-2i32..9, prop_oneof![Just(0o644u32), Just(0o7777), Just(0o10000), any::<u32>()])
         .prop_map(|(kind, mode)| Attrs { kind, mode, ..Attrs::default() });
     (
         prop_oneof![1 => Just(0u64), 3 => Just(1), 3 => Just(fixture.subdir), 1 => any::<u64>()],
@@ -225,8 +231,18 @@ fn encode(kind: usize, p: &Parts) -> Vec<u8> {
             name: if i % 2 == 0 { p.name.clone() } else { p.other_name.clone() },
             id: p.id,
             attrs: p.attrs,
+            target: if p.flag { p.other_name.clone() } else { Vec::new() },
         })
         .collect();
+    let change = AttrChange {
+        mode: p.attrs.map(|a| a.mode),
+        uid: p.flag.then_some(7),
+        gid: None,
+        size: p.flag.then_some(u64::from(p.limit)),
+        atime_ns: None,
+        mtime_ns: p.attrs.map(|a| i64::from(a.kind)),
+    };
+    let offset = if p.flag { u64::from(p.limit) } else { p.id };
     match kind {
         0 => CreateRequest {
             at,
@@ -234,10 +250,18 @@ fn encode(kind: usize, p: &Parts) -> Vec<u8> {
             attrs: p.attrs,
             id: p.id,
             replace_id: if p.flag { p.id } else { 0 },
+            target: if p.flag { p.other_name.clone() } else { Vec::new() },
         }
         .encode_to_vec(),
         1 => LookupRequest { at, name: p.name.clone() }.encode_to_vec(),
-        2 => UnlinkRequest { at, name: p.name.clone(), expect_id: p.id, directory: p.flag }.encode_to_vec(),
+        2 => UnlinkRequest {
+            at,
+            name: p.name.clone(),
+            expect_id: p.id,
+            directory: p.flag,
+            keep_data: p.entries == 1,
+        }
+        .encode_to_vec(),
         3 => RenameRequest {
             from: at,
             from_name: p.name.clone(),
@@ -262,7 +286,15 @@ fn encode(kind: usize, p: &Parts) -> Vec<u8> {
         11 => partition.encode_to_vec(),
         13 => InstallSplitRequest { at, reset: p.flag, entries, activate: !p.flag, bitmap: p.bitmap.clone() }
             .encode_to_vec(),
-        _ => MergeBitmapRequest { dir: p.dir, bitmap: p.bitmap.clone() }.encode_to_vec(),
+        14 => MergeBitmapRequest { dir: p.dir, bitmap: p.bitmap.clone() }.encode_to_vec(),
+        15 => {
+            SetAttrRequest { at, name: p.name.clone(), expect_id: p.id, change: Some(change) }.encode_to_vec()
+        }
+        16 => SetDirAttrRequest { dir: p.dir, change: p.flag.then_some(change) }.encode_to_vec(),
+        17 => WriteDataRequest { file: p.id, offset, data: p.name.clone(), valid_size: u64::from(p.limit) }
+            .encode_to_vec(),
+        18 => ReadDataRequest { file: p.id, offset, length: p.limit, size: p.dir }.encode_to_vec(),
+        _ => TruncateDataRequest { file: p.id, size: offset }.encode_to_vec(),
     }
 }
 

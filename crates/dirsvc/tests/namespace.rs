@@ -44,7 +44,7 @@ async fn create_lookup_unlink_and_list() {
     // Small pages return the same set.
     let mut lister = client.list(dir.id).with_page_size(3);
     let mut paged = Vec::new();
-    while let Some(page) = lister.next_page().await.unwrap() {
+    while let Some(page) = lister.next_page(&client).await.unwrap() {
         assert!(page.len() <= 3);
         paged.extend(page);
     }

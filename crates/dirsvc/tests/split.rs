@@ -63,7 +63,7 @@ async fn listing_is_complete_while_partitions_split() {
     let mut lister = client.list(dir).with_page_size(4);
     let mut seen = Vec::new();
     let mut created = 0;
-    while let Some(page) = lister.next_page().await.unwrap() {
+    while let Some(page) = lister.next_page(&client).await.unwrap() {
         seen.extend(page.iter().map(DirEntry::name_lossy));
         // Interleave creates (which trigger splits in the background) with the listing.
         for _ in 0..12 {

@@ -3,8 +3,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::duration::parse_duration;
 use crate::options::Options;
+use canopy_fusekit::duration::parse_duration;
 
 const EXAMPLES: &str = "\
 Examples:

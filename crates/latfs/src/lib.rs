@@ -18,10 +18,7 @@
 
 mod args;
 mod attr;
-mod daemon;
-mod duration;
 mod filesystem;
-mod handles;
 mod inodes;
 mod latency;
 mod location;
@@ -29,12 +26,11 @@ mod mount;
 mod options;
 mod passthrough;
 mod run;
-mod signals;
 mod stats;
 mod worker;
 
 pub use args::Args;
-pub use duration::{format_duration, parse_duration};
+pub use canopy_fusekit::duration::{format_duration, parse_duration};
 pub use mount::Mounted;
 pub use options::{MAX_THREADS, Options};
 pub use run::run;

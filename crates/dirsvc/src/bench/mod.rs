@@ -29,6 +29,10 @@ pub enum Phase {
 impl Phase {
     pub const ALL: [Phase; 3] = [Phase::Create, Phase::Stat, Phase::Remove];
 
+    pub(crate) fn slot(self) -> usize {
+        self as usize
+    }
+
     /// mdtest's operation names.
     pub fn label(self) -> &'static str {
         match self {
@@ -43,6 +47,14 @@ impl Phase {
 pub struct BenchPlan {
     pub files_per_client: usize,
     pub iterations: usize,
+    /// Like mdtest -C: only create, and keep the files (for tools to run on).
+    pub create_only: bool,
+}
+
+impl BenchPlan {
+    pub fn phases(&self) -> &'static [Phase] {
+        if self.create_only { &[Phase::Create] } else { &Phase::ALL }
+    }
 }
 
 /// Entries per active partition right after the creation phase.
@@ -140,7 +152,7 @@ fn run_member(target: &dyn Target, member: &dyn Member, plan: BenchPlan) -> Rank
     let names: Vec<String> = (0..plan.files_per_client).map(|index| file_name(rank, index)).collect();
     let mut session: Option<Box<dyn Session>> = None;
     attempt(&mut failure, || {
-        session = Some(target.connect()?);
+        session = Some(target.connect(rank)?);
         Ok(())
     });
     for iteration in 0..plan.iterations {
@@ -151,10 +163,10 @@ fn run_member(target: &dyn Target, member: &dyn Member, plan: BenchPlan) -> Rank
         attempt(&mut failure, || session_mut(&mut session)?.open(iteration));
         member.barrier();
         let mut seconds = [0.0; 3];
-        for (slot, phase) in Phase::ALL.into_iter().enumerate() {
+        for &phase in plan.phases() {
             let start = Instant::now();
             attempt(&mut failure, || session_mut(&mut session)?.run(phase, &names));
-            seconds[slot] = start.elapsed().as_secs_f64();
+            seconds[phase.slot()] = start.elapsed().as_secs_f64();
             member.barrier();
             if phase == Phase::Create && rank == 0 {
                 attempt(&mut failure, || {
@@ -167,7 +179,7 @@ fn run_member(target: &dyn Target, member: &dyn Member, plan: BenchPlan) -> Rank
             member.barrier();
         }
         report.seconds.push(seconds);
-        if rank == 0 {
+        if rank == 0 && !plan.create_only {
             attempt(&mut failure, || target.finish(iteration));
         }
     }

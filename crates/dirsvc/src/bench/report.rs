@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use serde::Serialize;
 
-use super::{Balance, BenchPlan, Phase, RankReport, ServerCounters};
+use super::{Balance, BenchPlan, RankReport, ServerCounters};
 use crate::client::stats::ProbeHistogram;
 
 #[derive(Clone, Debug, Serialize)]
@@ -64,10 +64,11 @@ impl BenchReport {
     ) -> Self {
         let clients = reports.len();
         let operations = (clients * plan.files_per_client) as f64;
-        let phases = Phase::ALL
-            .into_iter()
-            .enumerate()
-            .map(|(slot, phase)| {
+        let phases = plan
+            .phases()
+            .iter()
+            .map(|&phase| {
+                let slot = phase.slot();
                 let rates = (0..plan.iterations)
                     .map(|iteration| {
                         let slowest = reports.iter().map(|r| r.seconds[iteration][slot]).fold(0.0, f64::max);
@@ -186,7 +187,7 @@ mod tests {
 
     #[test]
     fn rate_uses_the_slowest_client_and_mdtest_statistics() {
-        let plan = BenchPlan { files_per_client: 100, iterations: 2 };
+        let plan = BenchPlan { files_per_client: 100, iterations: 2, create_only: false };
         let rank = |seconds: Vec<[f64; 3]>| RankReport { seconds, ..RankReport::default() };
         // Two clients: the slower one decides each phase's rate.
         let reports =

@@ -15,7 +15,8 @@ use crate::error::{Error, Result};
 /// Shared set-up and tear-down, done by rank 0 between barriers.
 pub trait Target: Sync {
     fn describe(&self) -> String;
-    fn connect(&self) -> Result<Box<dyn Session>>;
+    /// Client `rank`'s connection.
+    fn connect(&self, rank: usize) -> Result<Box<dyn Session>>;
     fn prepare(&self, iteration: usize) -> Result<()>;
     /// Entries per partition once every client has created its files.
     fn balance(&self, iteration: usize) -> Result<Option<Balance>>;
@@ -32,8 +33,14 @@ pub trait Session {
     fn probes(&self) -> Option<ProbeHistogram>;
 }
 
-fn shared_dir_name(iteration: usize) -> String {
-    format!("mdtest.{}.{iteration}", std::process::id())
+/// The shared directory of an iteration: `PREFIX.ITERATION`.
+fn shared_dir_name(prefix: &str, iteration: usize) -> String {
+    format!("{prefix}.{iteration}")
+}
+
+/// mdtest's default prefix: unique per run.
+pub fn default_dir_prefix() -> String {
+    format!("mdtest.{}", std::process::id())
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime> {
@@ -49,15 +56,17 @@ pub struct DirsvcTarget {
     runtime: tokio::runtime::Runtime,
     options: MkdirOptions,
     window: usize,
+    prefix: String,
 }
 
 impl DirsvcTarget {
-    /// `window`: operations each client keeps in flight (1 is mdtest's synchronous client).
+    /// `window`: operations each client keeps in flight (1 is mdtest's synchronous client);
+    /// `prefix`: of the shared directories' names.
     pub fn new(
         cluster: &Cluster,
-        initial_partitions: u32,
-        split_threshold: u64,
+        (initial_partitions, split_threshold): (u32, u64),
         window: usize,
+        prefix: String,
     ) -> Result<Self> {
         let runtime = runtime()?;
         let control = {
@@ -74,6 +83,7 @@ impl DirsvcTarget {
                 split_threshold: Some(split_threshold),
             },
             window: window.max(1),
+            prefix,
         })
     }
 }
@@ -97,24 +107,25 @@ impl Target for DirsvcTarget {
         format!("dirsvc: {servers} servers, {initial} initial partitions, {split}{window}")
     }
 
-    fn connect(&self) -> Result<Box<dyn Session>> {
+    fn connect(&self, _rank: usize) -> Result<Box<dyn Session>> {
         let runtime = runtime()?;
         let client = {
             let _context = runtime.enter();
             Client::connect(&self.cluster)
         };
-        Ok(Box::new(DirsvcSession { client: Arc::new(client), runtime, dir: 0, window: self.window }))
+        let prefix = self.prefix.clone();
+        Ok(Box::new(DirsvcSession { client: Arc::new(client), runtime, dir: 0, window: self.window, prefix }))
     }
 
     fn prepare(&self, iteration: usize) -> Result<()> {
-        let name = shared_dir_name(iteration);
+        let name = shared_dir_name(&self.prefix, iteration);
         let root = self.control.root();
         self.runtime.block_on(self.control.mkdir(root, name.as_bytes(), self.options)).map(|_| ())
     }
 
     fn balance(&self, iteration: usize) -> Result<Option<Balance>> {
         self.runtime.block_on(async {
-            let dir = self.control.resolve_dir(&shared_dir_name(iteration)).await?;
+            let dir = self.control.resolve_dir(&shared_dir_name(&self.prefix, iteration)).await?;
             let stats = self.control.partition_stats(dir).await?;
             let entries: Vec<u64> = stats.iter().filter(|p| p.active).map(|p| p.entries).collect();
             let splitting = stats.iter().filter(|p| p.splitting).count();
@@ -123,7 +134,7 @@ impl Target for DirsvcTarget {
     }
 
     fn finish(&self, iteration: usize) -> Result<()> {
-        let name = shared_dir_name(iteration);
+        let name = shared_dir_name(&self.prefix, iteration);
         let root = self.control.root();
         self.runtime.block_on(self.control.rmdir(root, name.as_bytes()))
     }
@@ -149,6 +160,7 @@ struct DirsvcSession {
     runtime: tokio::runtime::Runtime,
     dir: u64,
     window: usize,
+    prefix: String,
 }
 
 async fn dirsvc_op(client: &Client, dir: u64, phase: Phase, name: &str) -> Result<()> {
@@ -163,7 +175,7 @@ async fn dirsvc_op(client: &Client, dir: u64, phase: Phase, name: &str) -> Resul
 
 impl Session for DirsvcSession {
     fn open(&mut self, iteration: usize) -> Result<()> {
-        self.dir = self.runtime.block_on(self.client.resolve_dir(&shared_dir_name(iteration)))?;
+        self.dir = self.runtime.block_on(self.client.resolve_dir(&shared_dir_name(&self.prefix, iteration)))?;
         Ok(())
     }
 
@@ -198,24 +210,32 @@ impl Session for DirsvcSession {
     }
 }
 
-/// The same workload on a local directory: open(O_CREAT|O_EXCL)+close, lstat, unlink.
+/// The same workload through the file system: open(O_CREAT|O_EXCL)+close, lstat, unlink — on a
+/// local directory, or on a mount. Several bases are several mounts of one file system (clients
+/// on different nodes): client r works through base r mod N, in the directory made through the
+/// first.
 pub struct PosixTarget {
-    pub base: PathBuf,
+    pub bases: Vec<PathBuf>,
+    pub prefix: String,
 }
 
 impl PosixTarget {
     fn dir(&self, iteration: usize) -> PathBuf {
-        self.base.join(shared_dir_name(iteration))
+        self.bases[0].join(shared_dir_name(&self.prefix, iteration))
     }
 }
 
 impl Target for PosixTarget {
     fn describe(&self) -> String {
-        format!("posix: {}", self.base.display())
+        match self.bases.len() {
+            1 => format!("posix: {}", self.bases[0].display()),
+            n => format!("posix: {} and {} more mounts of it", self.bases[0].display(), n - 1),
+        }
     }
 
-    fn connect(&self) -> Result<Box<dyn Session>> {
-        Ok(Box::new(PosixSession { base: self.base.clone(), dir: PathBuf::new() }))
+    fn connect(&self, rank: usize) -> Result<Box<dyn Session>> {
+        let base = self.bases[rank % self.bases.len()].clone();
+        Ok(Box::new(PosixSession { base, dir: PathBuf::new(), prefix: self.prefix.clone() }))
     }
 
     fn prepare(&self, iteration: usize) -> Result<()> {
@@ -240,11 +260,12 @@ impl Target for PosixTarget {
 struct PosixSession {
     base: PathBuf,
     dir: PathBuf,
+    prefix: String,
 }
 
 impl Session for PosixSession {
     fn open(&mut self, iteration: usize) -> Result<()> {
-        self.dir = self.base.join(shared_dir_name(iteration));
+        self.dir = self.base.join(shared_dir_name(&self.prefix, iteration));
         Ok(())
     }
 

@@ -6,7 +6,7 @@ use std::time::Duration;
 use clap::Args;
 
 use super::print_json;
-use crate::bench::targets::{DirsvcTarget, PosixTarget, Target};
+use crate::bench::targets::{DirsvcTarget, PosixTarget, Target, default_dir_prefix};
 use crate::bench::team::ThreadTeam;
 use crate::bench::{self, BenchPlan, BenchReport};
 use crate::cluster::{Cluster, DEFAULT_SPLIT_THRESHOLD};
@@ -27,7 +27,11 @@ Examples:
   canopy dirsvc bench --servers 4 --partitions 1 --split-threshold 2000   GIGA+ growth from one
   canopy dirsvc bench --servers 1 --partitions 1 --split-threshold 0      one partition (vanilla)
   canopy dirsvc bench --cluster /tmp/ds --clients 16 --posix /var/tmp     plus the local baseline
-  canopy dirsvc bench --posix /var/tmp --posix-only --clients 4")]
+  canopy dirsvc bench --posix /var/tmp --posix-only --clients 4
+  canopy dirsvc bench --posix /mnt/ds --posix-only --clients 8             through a dirsvc mount
+  canopy dirsvc bench --posix /mnt/a --posix /mnt/b --posix-only -p 8      two mounts, 4 clients each
+  canopy dirsvc bench --cluster /tmp/ds -p 16 -n 62500 --window 8 --create-only --prefix big
+                                                     fill /big.0 with a million files and keep it")]
 pub struct BenchArgs {
     /// Run against this running cluster
     #[arg(long, value_name = "DIR", conflicts_with = "servers")]
@@ -59,12 +63,19 @@ pub struct BenchArgs {
     /// Operations each dirsvc client keeps in flight (1: synchronous, as mdtest)
     #[arg(long, default_value_t = 1)]
     window: usize,
-    /// Also run the workload in a new directory under DIR on the local file system
+    /// Also run the workload in a new directory under DIR through the file system (local disk or a
+    /// mount); given several times (mounts of one file system), client r works through the r-th
     #[arg(long, value_name = "DIR")]
-    posix: Option<PathBuf>,
-    /// Run only the local file system workload
+    posix: Vec<PathBuf>,
+    /// Run only the file system workload
     #[arg(long, requires = "posix")]
     posix_only: bool,
+    /// Only create, and keep the files (mdtest -C): a directory for other tools to run on
+    #[arg(long)]
+    create_only: bool,
+    /// Name the shared directories PREFIX.ITERATION (default: mdtest.PID)
+    #[arg(long, value_name = "PREFIX")]
+    prefix: Option<String>,
     /// Print the reports as JSON
     #[arg(long)]
     json: bool,
@@ -97,7 +108,12 @@ pub fn bench(args: BenchArgs) -> Result<()> {
     if args.clients == 0 || args.files == 0 || args.iterations == 0 {
         return Err(Error::invalid("clients, files and iterations must be at least 1"));
     }
-    let plan = BenchPlan { files_per_client: args.files, iterations: args.iterations };
+    let plan =
+        BenchPlan { files_per_client: args.files, iterations: args.iterations, create_only: args.create_only };
+    let prefix = args.prefix.clone().unwrap_or_else(default_dir_prefix);
+    if prefix.is_empty() || prefix.contains('/') {
+        return Err(Error::invalid(format!("--prefix {prefix:?} must be a non-empty name without '/'")));
+    }
     let team = ThreadTeam { size: args.clients };
     let mut reports: Vec<BenchReport> = Vec::new();
     let mut temporary = None;
@@ -126,11 +142,12 @@ pub fn bench(args: BenchArgs) -> Result<()> {
                 ));
             }
         };
-        let target = DirsvcTarget::new(&cluster, args.partitions, args.split_threshold, args.window)?;
+        let layout = (args.partitions, args.split_threshold);
+        let target = DirsvcTarget::new(&cluster, layout, args.window, prefix.clone())?;
         reports.extend(run_and_show(&target, &team, plan, args.json)?);
     }
-    if let Some(base) = &args.posix {
-        let target = PosixTarget { base: base.clone() };
+    if !args.posix.is_empty() {
+        let target = PosixTarget { bases: args.posix.clone(), prefix };
         reports.extend(run_and_show(&target, &team, plan, args.json)?);
     }
     drop(temporary);

@@ -3,6 +3,7 @@
 
 mod bench_cmd;
 mod cluster_cmds;
+mod mount_cmd;
 mod namespace_cmds;
 
 use std::path::PathBuf;
@@ -21,6 +22,8 @@ Examples:
   canopy dirsvc ls -l /big
   canopy dirsvc locate /big a                          which partition and server hold /big/a
   canopy dirsvc bench --cluster /tmp/ds --clients 8    mdtest-style shared-directory benchmark
+  canopy dirsvc mount /mnt/ds --daemon                 the namespace as a file system (ls, find...)
+  canopy dirsvc umount /mnt/ds
   canopy dirsvc stop --data /tmp/ds";
 
 /// Scalable distributed directories: metadata servers, GIGA+ partitioned directories, and an
@@ -47,6 +50,8 @@ pub enum DirsvcCommand {
     Mv(namespace_cmds::MvArgs),
     Locate(namespace_cmds::LocateArgs),
     Bench(bench_cmd::BenchArgs),
+    Mount(mount_cmd::MountArgs),
+    Umount(mount_cmd::UmountArgs),
 }
 
 /// Where the cluster is: its directory (with cluster.json and secret).
@@ -61,6 +66,8 @@ pub struct ClusterArg {
 /// usage errors before this is called).
 pub fn run(args: DirsvcArgs) -> ExitCode {
     let result = match args.command {
+        DirsvcCommand::Mount(a) => return mount_cmd::mount(a),
+        DirsvcCommand::Umount(a) => return mount_cmd::umount(a),
         DirsvcCommand::Serve(a) => cluster_cmds::serve(a),
         DirsvcCommand::Start(a) => cluster_cmds::start(a),
         DirsvcCommand::Stop(a) => cluster_cmds::stop(a),

@@ -245,9 +245,18 @@ fn print_entry(entry: &DirEntry, long: bool) {
         FileKind::File => "file",
         FileKind::Directory => "dir",
         FileKind::Symlink => "link",
+        FileKind::Fifo => "fifo",
+        FileKind::Socket => "sock",
+        FileKind::CharDevice => "char",
+        FileKind::BlockDevice => "block",
+    };
+    let target = if entry.target.is_empty() {
+        String::new()
+    } else {
+        format!(" -> {}", String::from_utf8_lossy(&entry.target))
     };
     println!(
-        "{kind:<5} {:04o} {:>6} {:>6} {:>10} {} {:#018x} {}",
+        "{kind:<5} {:04o} {:>6} {:>6} {:>10} {} {:#018x} {}{target}",
         a.mode,
         a.uid,
         a.gid,

@@ -7,6 +7,7 @@
 //! The API is async and works on directory ids, which is what a FUSE mount needs (inode = id);
 //! `resolve` maps slash-separated paths onto ids for the CLI.
 
+mod files;
 mod namespace;
 mod readdir;
 pub mod stats;
@@ -21,14 +22,14 @@ use crate::ids::{ROOT_ID, home_server};
 use crate::mapping::{Bitmap, name_hash, tree_height};
 use crate::names::validate_name;
 use crate::proto::{
-    Attrs, CreateRequest, DirMeta, DirRequest, FailureKind, LookupRequest, PartitionRef, PartitionStat,
-    PingReply, PingRequest, UnlinkRequest,
+    AttrChange, Attrs, CreateRequest, DirMeta, DirRequest, FailureKind, LookupRequest, PartitionRef,
+    PartitionStat, PingReply, PingRequest, SetAttrRequest, UnlinkRequest,
 };
-use crate::transport::{RpcClient, connect_lazy};
+use crate::transport::{REQUEST_TIMEOUT, RpcClient, connect_lazy};
 
 pub use self::readdir::DirLister;
 use self::stats::{ProbeHistogram, ProbeStats};
-pub use self::types::{Attributes, DirEntry, FileKind, MkdirOptions, Owner};
+pub use self::types::{Attributes, DirEntry, FileKind, MkdirOptions, NewNode, Owner, SetAttrs, Usage};
 
 /// Redirects tolerated before giving up: each one means a split happened under the operation.
 const MAX_PROBES: u32 = 16;
@@ -91,17 +92,35 @@ pub struct Client {
 }
 
 enum Routed {
-    Create { attrs: Attrs, id: u64, replace_id: u64 },
+    Create { attrs: Attrs, id: u64, replace_id: u64, target: Vec<u8> },
     Lookup,
-    Unlink { expect_id: u64, directory: bool },
+    Unlink { expect_id: u64, directory: bool, keep_data: bool },
+    SetAttr { expect_id: u64, change: AttrChange },
+}
+
+/// A name-routed request's answer and the server that gave it.
+struct RoutedReply {
+    entry: DirEntry,
+    server: u32,
 }
 
 impl Client {
     /// A client of `cluster`; connections open on first use. Call it inside a tokio runtime
     /// (the one that will drive the client).
     pub fn connect(cluster: &Cluster) -> Self {
+        Self::connect_with_timeout(cluster, REQUEST_TIMEOUT)
+    }
+
+    /// A client whose requests fail as unavailable after `timeout` (a server that is down fails
+    /// them at once: its connection is refused).
+    pub fn connect_with_timeout(cluster: &Cluster, timeout: std::time::Duration) -> Self {
         Self {
-            servers: cluster.config.servers.iter().map(|&addr| connect_lazy(addr, &cluster.secret)).collect(),
+            servers: cluster
+                .config
+                .servers
+                .iter()
+                .map(|&addr| connect_lazy(addr, &cluster.secret, timeout))
+                .collect(),
             cluster: cluster.clone(),
             dirs: Mutex::new(HashMap::new()),
             stats: ProbeStats::default(),
@@ -207,7 +226,7 @@ impl Client {
     }
 
     /// Sends a name-routed request to the partition the cached bitmap names, following redirects.
-    async fn route(&self, dir: u64, name: &[u8], op: &Routed) -> Result<DirEntry> {
+    async fn route(&self, dir: u64, name: &[u8], op: &Routed) -> Result<RoutedReply> {
         validate_name(name)?;
         let hash = name_hash(name);
         let mut info = self.dir_info(dir).await?;
@@ -220,14 +239,19 @@ impl Client {
             let mut rpc = self.rpc(server)?;
             probes += 1;
             let reply = match *op {
-                Routed::Create { attrs, id, replace_id } => {
-                    let request = CreateRequest { at, name, attrs: Some(attrs), id, replace_id };
+                Routed::Create { attrs, id, replace_id, ref target } => {
+                    let target = target.clone();
+                    let request = CreateRequest { at, name, attrs: Some(attrs), id, replace_id, target };
                     rpc.create(request).await
                 }
                 Routed::Lookup => rpc.lookup(LookupRequest { at, name }).await,
-                Routed::Unlink { expect_id, directory } => {
-                    let request = UnlinkRequest { at, name, expect_id, directory };
+                Routed::Unlink { expect_id, directory, keep_data } => {
+                    let request = UnlinkRequest { at, name, expect_id, directory, keep_data };
                     rpc.unlink(request).await
+                }
+                Routed::SetAttr { expect_id, change } => {
+                    let request = SetAttrRequest { at, name, expect_id, change: Some(change) };
+                    rpc.set_attr(request).await
                 }
             }
             .map_err(|s| self.status_error(server, &s))?
@@ -237,7 +261,7 @@ impl Client {
                     self.stats.record(probes);
                     let entry =
                         reply.entry.ok_or_else(|| Error::new(ErrorKind::Protocol, "reply without entry"))?;
-                    return DirEntry::from_proto(entry);
+                    return Ok(RoutedReply { entry: DirEntry::from_proto(entry)?, server });
                 }
                 Some(failure) if failure.kind() == FailureKind::WrongPartition => {
                     if probes >= MAX_PROBES {
@@ -256,43 +280,66 @@ impl Client {
         }
     }
 
-    /// Creates a file (or symlink entry) named `name` in directory `dir`.
+    /// Creates an empty file (or another non-directory without a target) named `name` in `dir`.
     pub async fn create(&self, dir: u64, name: &[u8], kind: FileKind, owner: Owner) -> Result<DirEntry> {
-        if kind == FileKind::Directory {
+        self.create_node(dir, name, &NewNode { kind, owner, rdev: 0, target: &[] }).await
+    }
+
+    /// Creates a symlink to `target`.
+    pub async fn symlink(&self, dir: u64, name: &[u8], target: &[u8], owner: Owner) -> Result<DirEntry> {
+        let node = NewNode { kind: FileKind::Symlink, owner, rdev: 0, target };
+        self.create_node(dir, name, &node).await
+    }
+
+    /// Creates a non-directory entry: a file, symlink, FIFO, socket or device node.
+    pub async fn create_node(&self, dir: u64, name: &[u8], node: &NewNode<'_>) -> Result<DirEntry> {
+        if node.kind == FileKind::Directory {
             return Err(Error::invalid("use mkdir to create directories"));
         }
         let attrs = Attrs {
-            kind: kind.to_proto() as i32,
-            mode: owner.mode,
-            uid: owner.uid,
-            gid: owner.gid,
+            kind: node.kind.to_proto() as i32,
+            mode: node.owner.mode,
+            uid: node.owner.uid,
+            gid: node.owner.gid,
+            rdev: node.rdev,
             ..Attrs::default()
         };
-        let op = Routed::Create { attrs, id: 0, replace_id: 0 };
-        self.route(dir, name, &op).await
+        let op = Routed::Create { attrs, id: 0, replace_id: 0, target: node.target.to_vec() };
+        Ok(self.route(dir, name, &op).await?.entry)
     }
 
     /// Looks `name` up in directory `dir` (stat).
     pub async fn lookup(&self, dir: u64, name: &[u8]) -> Result<DirEntry> {
-        self.route(dir, name, &Routed::Lookup).await
+        Ok(self.route(dir, name, &Routed::Lookup).await?.entry)
     }
 
-    /// Removes a non-directory entry.
+    /// Removes a non-directory entry, and a file's data with it.
     pub async fn unlink(&self, dir: u64, name: &[u8]) -> Result<DirEntry> {
-        let op = Routed::Unlink { expect_id: 0, directory: false };
-        self.route(dir, name, &op).await
+        self.unlink_keeping_data(dir, name, false).await
+    }
+
+    /// Changes the attributes of entry `name` in `dir` (of the object `expect_id`, unless 0).
+    pub async fn set_attr(
+        &self,
+        dir: u64,
+        name: &[u8],
+        expect_id: u64,
+        change: SetAttrs,
+    ) -> Result<DirEntry> {
+        let op = Routed::SetAttr { expect_id, change: change.to_proto() };
+        Ok(self.route(dir, name, &op).await?.entry)
     }
 
     /// Lists a directory page by page; complete and duplicate-free even while partitions split.
-    pub fn list(&self, dir: u64) -> DirLister<'_> {
-        DirLister::new(self, dir)
+    pub fn list(&self, dir: u64) -> DirLister {
+        DirLister::new(dir)
     }
 
     /// Every entry of a directory (see `list`).
     pub async fn read_dir(&self, dir: u64) -> Result<Vec<DirEntry>> {
         let mut lister = self.list(dir);
         let mut all = Vec::new();
-        while let Some(page) = lister.next_page().await? {
+        while let Some(page) = lister.next_page(self).await? {
             all.extend(page);
         }
         Ok(all)

@@ -51,8 +51,9 @@ impl Client {
         let info = super::DirInfo::from_meta(&meta)?;
         let linked = match self.init_partitions(&meta).await {
             Ok(()) => {
-                let op = Routed::Create { attrs: meta.attrs.unwrap_or_default(), id: meta.id, replace_id: 0 };
-                self.route(parent, name, &op).await
+                let attrs = meta.attrs.unwrap_or_default();
+                let op = Routed::Create { attrs, id: meta.id, replace_id: 0, target: Vec::new() };
+                self.route(parent, name, &op).await.map(|reply| reply.entry)
             }
             Err(e) => Err(e),
         };
@@ -85,7 +86,7 @@ impl Client {
         }
         let info = self.fetch_dir(entry.id).await?;
         self.seal_all(entry.id, &info.servers).await?;
-        let op = Routed::Unlink { expect_id: entry.id, directory: true };
+        let op = Routed::Unlink { expect_id: entry.id, directory: true, keep_data: false };
         if let Err(e) = self.route(parent, name, &op).await {
             self.unseal_all(entry.id, &info.servers).await;
             return Err(e);
@@ -147,7 +148,12 @@ impl Client {
         let replace_id = target.as_ref().map_or(0, |t| t.id);
         let moved = self.move_entry((src_dir, src_name), (dst_dir, dst_name), &source, replace_id).await;
         let entry = match moved {
-            Ok(entry) => entry,
+            Ok((entry, server)) => {
+                if let Some(target) = &target {
+                    self.drop_remote_data(target, server).await;
+                }
+                entry
+            }
             Err(e) => {
                 if let Some((id, servers)) = &victim {
                     self.unseal_all(*id, servers).await;
@@ -173,7 +179,7 @@ impl Client {
         (dst_dir, dst_name): (u64, &[u8]),
         source: &DirEntry,
         replace_id: u64,
-    ) -> Result<DirEntry> {
+    ) -> Result<(DirEntry, u32)> {
         let mut probes = 0;
         loop {
             let from = self.dir_info(src_dir).await?;
@@ -182,11 +188,14 @@ impl Client {
             let to_partition = to.bitmap.partition_for(name_hash(dst_name));
             let server = from.servers[from_partition as usize];
             if server != to.servers[to_partition as usize] {
-                let link = Routed::Create { attrs: source.attrs.to_proto(), id: source.id, replace_id };
+                let attrs = source.attrs.to_proto();
+                let link = Routed::Create { attrs, id: source.id, replace_id, target: source.target.clone() };
                 let linked = self.route(dst_dir, dst_name, &link).await?;
-                let unlink = Routed::Unlink { expect_id: source.id, directory: source.is_dir() };
+                // The object lives on under its new name: keep its data.
+                let unlink =
+                    Routed::Unlink { expect_id: source.id, directory: source.is_dir(), keep_data: true };
                 self.route(src_dir, src_name, &unlink).await?;
-                return Ok(linked);
+                return Ok((linked.entry, linked.server));
             }
             probes += 1;
             let request = RenameRequest {
@@ -209,7 +218,7 @@ impl Client {
                     let entry = reply
                         .entry
                         .ok_or_else(|| Error::new(ErrorKind::Protocol, "rename reply without entry"))?;
-                    return DirEntry::from_proto(entry);
+                    return Ok((DirEntry::from_proto(entry)?, server));
                 }
                 Some(failure) if failure.kind() == FailureKind::WrongPartition => {
                     if probes >= super::MAX_PROBES {

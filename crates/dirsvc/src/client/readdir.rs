@@ -10,6 +10,9 @@
 //!
 //! So every entry present for the whole listing is returned exactly once; entries created or
 //! removed during it may or may not appear, as POSIX allows.
+//!
+//! A lister is plain state (cursors, no connection), so it can be cloned: a copy taken before a
+//! page reads that page again later (the FUSE mount's readdir offsets rely on that).
 
 use std::collections::VecDeque;
 
@@ -21,22 +24,23 @@ use crate::proto::{FailureKind, PartitionRef, ReadPartitionRequest};
 /// Entries per page requested from a server.
 const PAGE: u32 = 1024;
 
+#[derive(Clone, Debug)]
 struct Cursor {
     partition: u32,
     level: u32,
     after: Vec<u8>,
 }
 
-pub struct DirLister<'c> {
-    client: &'c Client,
+#[derive(Clone, Debug)]
+pub struct DirLister {
     dir: u64,
     queue: Option<VecDeque<Cursor>>,
     page: u32,
 }
 
-impl<'c> DirLister<'c> {
-    pub(super) fn new(client: &'c Client, dir: u64) -> Self {
-        Self { client, dir, queue: None, page: PAGE }
+impl DirLister {
+    pub fn new(dir: u64) -> Self {
+        Self { dir, queue: None, page: PAGE }
     }
 
     /// Smaller pages (tests use them to interleave splits with a listing).
@@ -46,9 +50,9 @@ impl<'c> DirLister<'c> {
     }
 
     /// The next non-empty page of entries, or `None` when the listing is complete.
-    pub async fn next_page(&mut self) -> Result<Option<Vec<DirEntry>>> {
+    pub async fn next_page(&mut self, client: &Client) -> Result<Option<Vec<DirEntry>>> {
         if self.queue.is_none() {
-            let info = self.client.fetch_dir(self.dir).await?;
+            let info = client.fetch_dir(self.dir).await?;
             self.queue = Some(
                 info.bitmap
                     .active()
@@ -60,7 +64,7 @@ impl<'c> DirLister<'c> {
                     .collect(),
             );
         }
-        let info = self.client.dir_info(self.dir).await?;
+        let info = client.dir_info(self.dir).await?;
         let queue = self.queue.as_mut().expect("initialised above");
         while let Some(cursor) = queue.front_mut() {
             let server = info.servers[cursor.partition as usize];
@@ -69,12 +73,11 @@ impl<'c> DirLister<'c> {
                 after: cursor.after.clone(),
                 limit: self.page,
             };
-            let reply = self
-                .client
+            let reply = client
                 .rpc(server)?
                 .read_partition(request)
                 .await
-                .map_err(|s| self.client.status_error(server, &s))?
+                .map_err(|s| client.status_error(server, &s))?
                 .into_inner();
             if let Some(failure) = reply.failure {
                 return Err(if failure.kind() == FailureKind::WrongPartition {

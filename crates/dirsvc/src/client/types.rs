@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::proto::{Attrs, Entry, Kind};
+use crate::proto::{AttrChange, Attrs, Entry, Kind};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -11,6 +11,10 @@ pub enum FileKind {
     File,
     Directory,
     Symlink,
+    Fifo,
+    Socket,
+    CharDevice,
+    BlockDevice,
 }
 
 impl FileKind {
@@ -19,6 +23,10 @@ impl FileKind {
             Self::File => Kind::File,
             Self::Directory => Kind::Directory,
             Self::Symlink => Kind::Symlink,
+            Self::Fifo => Kind::Fifo,
+            Self::Socket => Kind::Socket,
+            Self::CharDevice => Kind::CharDevice,
+            Self::BlockDevice => Kind::BlockDevice,
         }
     }
 
@@ -27,6 +35,10 @@ impl FileKind {
             Kind::File => Some(Self::File),
             Kind::Directory => Some(Self::Directory),
             Kind::Symlink => Some(Self::Symlink),
+            Kind::Fifo => Some(Self::Fifo),
+            Kind::Socket => Some(Self::Socket),
+            Kind::CharDevice => Some(Self::CharDevice),
+            Kind::BlockDevice => Some(Self::BlockDevice),
             Kind::Unspecified => None,
         }
     }
@@ -42,6 +54,8 @@ pub struct Attributes {
     pub atime_ns: i64,
     pub mtime_ns: i64,
     pub ctime_ns: i64,
+    /// Device number of a character or block device.
+    pub rdev: u32,
 }
 
 impl Attributes {
@@ -60,6 +74,7 @@ impl Attributes {
             atime_ns: attrs.atime_ns,
             mtime_ns: attrs.mtime_ns,
             ctime_ns: attrs.ctime_ns,
+            rdev: attrs.rdev,
         })
     }
 
@@ -73,6 +88,7 @@ impl Attributes {
             atime_ns: self.atime_ns,
             mtime_ns: self.mtime_ns,
             ctime_ns: self.ctime_ns,
+            rdev: self.rdev,
         }
     }
 }
@@ -84,12 +100,15 @@ pub struct DirEntry {
     pub name: Vec<u8>,
     pub id: u64,
     pub attrs: Attributes,
+    /// A symlink's target (empty for other kinds).
+    #[serde(serialize_with = "lossy_name", skip_serializing_if = "Vec::is_empty")]
+    pub target: Vec<u8>,
 }
 
 impl DirEntry {
     pub fn from_proto(entry: Entry) -> Result<Self> {
         let attrs = Attributes::from_proto(entry.attrs.as_ref())?;
-        Ok(Self { name: entry.name, id: entry.id, attrs })
+        Ok(Self { name: entry.name, id: entry.id, attrs, target: entry.target })
     }
 
     pub fn is_dir(&self) -> bool {
@@ -129,4 +148,49 @@ pub struct MkdirOptions {
     pub initial_partitions: u32,
     /// Split a partition holding more entries than this; 0 never splits; `None`: cluster default.
     pub split_threshold: Option<u64>,
+}
+
+/// What a new non-directory entry is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NewNode<'a> {
+    pub kind: FileKind,
+    pub owner: Owner,
+    /// Device number (character and block devices).
+    pub rdev: u32,
+    /// A symlink's target.
+    pub target: &'a [u8],
+}
+
+/// Attribute changes (chmod, chown, truncate, utimes); `None` leaves a field as it is. The server
+/// sets ctime, and mtime when the size changes unless `mtime_ns` is given.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SetAttrs {
+    pub mode: Option<u32>,
+    pub uid: Option<u32>,
+    pub gid: Option<u32>,
+    pub size: Option<u64>,
+    pub atime_ns: Option<i64>,
+    pub mtime_ns: Option<i64>,
+}
+
+impl SetAttrs {
+    pub fn to_proto(self) -> AttrChange {
+        AttrChange {
+            mode: self.mode,
+            uid: self.uid,
+            gid: self.gid,
+            size: self.size,
+            atime_ns: self.atime_ns,
+            mtime_ns: self.mtime_ns,
+        }
+    }
+}
+
+/// Space and entries over all servers (statfs).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Usage {
+    pub total_bytes: u64,
+    pub free_bytes: u64,
+    pub available_bytes: u64,
+    pub entries: u64,
 }

@@ -62,16 +62,44 @@ impl<'a> Batch<'a> {
         Ok(candidates)
     }
 
+    pub(super) fn tx(&self) -> &SingleWriterWriteTx<'a> {
+        &self.tx
+    }
+
+    pub(super) fn tx_mut(&mut self) -> &mut SingleWriterWriteTx<'a> {
+        &mut self.tx
+    }
+
+    pub(super) fn store(&self) -> &'a Store {
+        self.store
+    }
+
+    pub(super) fn index(&self) -> u32 {
+        self.index
+    }
+
     pub fn apply(&mut self, mutation: Mutation) -> Result<Outcome, Refusal> {
         match mutation {
             Mutation::Format { index, servers, root_partitions, split_threshold } => {
                 self.format(index, servers, root_partitions, split_threshold)
             }
-            Mutation::Create { at, name, hash, attrs, id, replace_id } => {
-                self.create(at, &name, hash, attrs, id, replace_id)
+            Mutation::Create { at, name, hash, attrs, id, replace_id, target } => {
+                self.create(at, &name, hash, attrs, (id, replace_id), target)
             }
-            Mutation::Unlink { at, name, hash, expect_id, directory } => {
-                self.unlink(at, &name, hash, expect_id, directory)
+            Mutation::Unlink { at, name, hash, expect_id, directory, keep_data } => {
+                self.unlink(at, &name, hash, expect_id, (directory, keep_data))
+            }
+            Mutation::SetAttr { at, name, hash, expect_id, change } => {
+                self.set_attr(at, &name, hash, expect_id, &change)
+            }
+            Mutation::SetDirAttr { dir, change } => self.set_dir_attr(dir, &change),
+            Mutation::WriteData { file, offset, data, valid_size } => {
+                self.write_data(file, offset, &data, valid_size).map_err(internal)?;
+                Ok(Outcome::Done)
+            }
+            Mutation::TruncateData { file, size } => {
+                self.truncate_data(file, size).map_err(internal)?;
+                Ok(Outcome::Done)
             }
             Mutation::Rename { from, from_name, from_hash, to, to_name, to_hash, expect_id, replace_id } => {
                 self.rename((from, &from_name, from_hash), (to, &to_name, to_hash), expect_id, replace_id)
@@ -178,28 +206,35 @@ impl<'a> Batch<'a> {
         name: &[u8],
         hash: u64,
         mut attrs: Attrs,
-        id: u64,
-        replace_id: u64,
+        (id, replace_id): (u64, u64),
+        target: Vec<u8>,
     ) -> Result<Outcome, Refusal> {
         let mut record = self.routed(at, hash)?;
         let existing = self.entry(at, name)?;
         check_replace(existing.as_ref(), replace_id, name)?;
+        if let Some(victim) = &existing
+            && victim.id != id
+        {
+            self.drop_local_data(victim)?;
+        }
         let id = if id == 0 {
             let now = now_ns();
             attrs.atime_ns = now;
             attrs.mtime_ns = now;
             attrs.ctime_ns = now;
+            // A symlink's size is its target's length, as lstat reports it.
+            attrs.size = target.len() as u64;
             self.allocate_id()
         } else {
             id
         };
-        let record_bytes = EntryRecord { id, attrs: Some(attrs) }.encode_to_vec();
+        let record_bytes = EntryRecord { id, attrs: Some(attrs), target: target.clone() }.encode_to_vec();
         self.tx.insert(&self.store.entries, entry_key(at.0, at.1, name), record_bytes);
         if existing.is_none() {
             record.entries += 1;
             self.put_partition(at, Some(record));
         }
-        Ok(Outcome::Entry(Entry { name: name.to_vec(), id, attrs: Some(attrs) }))
+        Ok(Outcome::Entry(Entry { name: name.to_vec(), id, attrs: Some(attrs), target }))
     }
 
     fn unlink(
@@ -208,7 +243,7 @@ impl<'a> Batch<'a> {
         name: &[u8],
         hash: u64,
         expect_id: u64,
-        directory: bool,
+        (directory, keep_data): (bool, bool),
     ) -> Result<Outcome, Refusal> {
         let mut record = self.routed(at, hash)?;
         let Some(existing) = self.entry(at, name)? else {
@@ -224,10 +259,18 @@ impl<'a> Batch<'a> {
         if !directory && is_dir {
             return Err(failure(FailureKind::IsDirectory, format!("{} is a directory", shown(name))));
         }
+        if !keep_data {
+            self.drop_local_data(&existing)?;
+        }
         self.tx.remove(&self.store.entries, entry_key(at.0, at.1, name));
         record.entries = record.entries.saturating_sub(1);
         self.put_partition(at, Some(record));
-        Ok(Outcome::Entry(Entry { name: name.to_vec(), id: existing.id, attrs: existing.attrs }))
+        Ok(Outcome::Entry(Entry {
+            name: name.to_vec(),
+            id: existing.id,
+            attrs: existing.attrs,
+            target: existing.target,
+        }))
     }
 
     fn rename(
@@ -250,6 +293,9 @@ impl<'a> Batch<'a> {
         }
         let existing = self.entry(to, to_name)?;
         check_replace(existing.as_ref(), replace_id, to_name)?;
+        if let Some(victim) = &existing {
+            self.drop_local_data(victim)?;
+        }
         if let Some(attrs) = moving.attrs.as_mut() {
             attrs.ctime_ns = now_ns();
         }
@@ -259,7 +305,12 @@ impl<'a> Batch<'a> {
         if existing.is_none() {
             self.adjust_count(to, 1)?;
         }
-        Ok(Outcome::Entry(Entry { name: to_name.to_vec(), id: moving.id, attrs: moving.attrs }))
+        Ok(Outcome::Entry(Entry {
+            name: to_name.to_vec(),
+            id: moving.id,
+            attrs: moving.attrs,
+            target: moving.target,
+        }))
     }
 
     fn create_dir(
@@ -379,7 +430,7 @@ impl<'a> Batch<'a> {
             if !self.tx.contains_key(&self.store.entries, &key).map_err(|e| internal(e.into()))? {
                 record.entries += 1;
             }
-            let value = EntryRecord { id: entry.id, attrs: entry.attrs };
+            let value = EntryRecord { id: entry.id, attrs: entry.attrs, target: entry.target };
             self.tx.insert(&self.store.entries, key, value.encode_to_vec());
         }
         if activate {
@@ -436,7 +487,7 @@ impl<'a> Batch<'a> {
 
     /// The partition record, checked to be the right place for `hash`: active, not being
     /// removed, owning the hash, and not in the half a split is moving away.
-    fn routed(&mut self, at: PartKey, hash: u64) -> Result<PartitionRecord, Refusal> {
+    pub(super) fn routed(&mut self, at: PartKey, hash: u64) -> Result<PartitionRecord, Refusal> {
         let Some(record) = self.partition(at)? else {
             return Err(no_partition(at));
         };
@@ -466,17 +517,17 @@ impl<'a> Batch<'a> {
         Ok(())
     }
 
-    fn entry(&mut self, at: PartKey, name: &[u8]) -> Result<Option<EntryRecord>, Refusal> {
+    pub(super) fn entry(&mut self, at: PartKey, name: &[u8]) -> Result<Option<EntryRecord>, Refusal> {
         store::get_entry(&self.tx, self.store, at.0, at.1, name).map_err(internal)
     }
 
-    fn dir(&mut self, dir: u64) -> Result<DirMeta, Refusal> {
+    pub(super) fn dir(&mut self, dir: u64) -> Result<DirMeta, Refusal> {
         store::get_dir(&self.tx, self.store, dir)
             .map_err(internal)?
             .ok_or_else(|| failure(FailureKind::NotFound, format!("no directory with id {dir:#x}")))
     }
 
-    fn put_dir(&mut self, meta: &DirMeta) {
+    pub(super) fn put_dir(&mut self, meta: &DirMeta) {
         self.tx.insert(&self.store.dirs, dir_key(meta.id), meta.encode_to_vec());
     }
 
@@ -559,11 +610,11 @@ pub fn stored_bitmap(partitions: u32, bytes: &[u8]) -> Result<Bitmap, Refusal> {
     Bitmap::from_bytes(partitions, bytes).map_err(|e| Refusal::Internal(format!("stored bitmap: {e}")))
 }
 
-fn internal(e: StoreError) -> Refusal {
+pub(super) fn internal(e: StoreError) -> Refusal {
     Refusal::Internal(e.to_string())
 }
 
-fn not_found(name: &[u8]) -> Refusal {
+pub(super) fn not_found(name: &[u8]) -> Refusal {
     failure(FailureKind::NotFound, format!("no entry named {}", shown(name)))
 }
 

@@ -2,6 +2,7 @@
 //! snapshot or hand a mutation to the writer. A request for a name that a split is moving waits
 //! for the split to finish (bounded), then gets its answer — usually "wrong partition".
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use tokio::sync::watch;
@@ -17,8 +18,9 @@ use crate::mapping::Bitmap;
 use crate::proto::{
     Ack, CreateDirRequest, CreateRequest, DirMetaReply, DirRequest, EntryReply, Failure, FailureKind,
     InitPartitionsRequest, InstallSplitRequest, Kind, LookupRequest, MergeBitmapRequest, PartitionRef,
-    PartitionStat, PartitionStatsReply, PingReply, ReadPartitionReply, ReadPartitionRequest, RenameRequest,
-    SealRequest, SetParentRequest, UnlinkRequest,
+    PartitionStat, PartitionStatsReply, PingReply, ReadDataReply, ReadDataRequest, ReadPartitionReply,
+    ReadPartitionRequest, RenameRequest, SealRequest, SetAttrRequest, SetDirAttrRequest, SetParentRequest,
+    TruncateDataRequest, UnlinkRequest, UsageReply, UsageRequest, WriteDataRequest,
 };
 
 pub struct Core {
@@ -30,6 +32,8 @@ pub struct Core {
     pub commit_stats: watch::Receiver<CommitStats>,
     /// How long a request waits for a split that froze its name.
     pub split_wait: Duration,
+    /// Where the store lives (statfs reports its file system).
+    pub store_dir: PathBuf,
 }
 
 /// A handled request: an outcome or an in-band failure; `Err` is a gRPC-level error.
@@ -43,6 +47,7 @@ impl Core {
         writer: Writer,
         splits_finished: watch::Receiver<u64>,
         commit_stats: watch::Receiver<CommitStats>,
+        store_dir: PathBuf,
     ) -> Self {
         Self {
             index,
@@ -52,6 +57,7 @@ impl Core {
             splits_finished,
             commit_stats,
             split_wait: Duration::from_secs(30),
+            store_dir,
         }
     }
 
@@ -96,6 +102,7 @@ impl Core {
         if request.id == 0 && attrs.kind() == Kind::Directory {
             return Err(validate::invalid("directories are made with CreateDir and linked with their id"));
         }
+        validate::target(attrs.kind(), &request.target)?;
         let outcome = self
             .submit(Mutation::Create {
                 at,
@@ -104,6 +111,7 @@ impl Core {
                 attrs,
                 id: request.id,
                 replace_id: request.replace_id,
+                target: request.target,
             })
             .await;
         entry_reply(outcome)
@@ -119,9 +127,71 @@ impl Core {
                 hash,
                 expect_id: request.expect_id,
                 directory: request.directory,
+                keep_data: request.keep_data,
             })
             .await;
         entry_reply(outcome)
+    }
+
+    pub async fn set_attr(&self, request: SetAttrRequest) -> Result<EntryReply, Status> {
+        let at = self.at(request.at.as_ref())?;
+        let hash = validate::name(&request.name)?;
+        let change = validate::change(request.change.as_ref())?;
+        let outcome = self
+            .submit(Mutation::SetAttr { at, name: request.name, hash, expect_id: request.expect_id, change })
+            .await;
+        entry_reply(outcome)
+    }
+
+    pub async fn set_dir_attr(&self, request: SetDirAttrRequest) -> Result<DirMetaReply, Status> {
+        let change = validate::change(request.change.as_ref())?;
+        dir_reply(self.submit(Mutation::SetDirAttr { dir: request.dir, change }).await)
+    }
+
+    pub async fn write_data(&self, request: WriteDataRequest) -> Result<Ack, Status> {
+        validate::data_range(request.file, request.offset, request.data.len() as u64)?;
+        let mutation = Mutation::WriteData {
+            file: request.file,
+            offset: request.offset,
+            data: request.data,
+            valid_size: request.valid_size,
+        };
+        ack(self.submit(mutation).await)
+    }
+
+    pub async fn read_data(&self, request: ReadDataRequest) -> Result<ReadDataReply, Status> {
+        validate::data_range(request.file, request.offset, u64::from(request.length))?;
+        let snapshot = self.store.snapshot();
+        let data = super::data::read(
+            &snapshot,
+            &self.store,
+            request.file,
+            request.offset,
+            u64::from(request.length),
+            request.size,
+        )
+        .map_err(internal)?;
+        Ok(ReadDataReply { data })
+    }
+
+    pub async fn truncate_data(&self, request: TruncateDataRequest) -> Result<Ack, Status> {
+        validate::data_range(request.file, request.size, 0)?;
+        ack(self.submit(Mutation::TruncateData { file: request.file, size: request.size }).await)
+    }
+
+    /// The store's file system and how many entries this server's partitions hold (statfs).
+    pub async fn usage(&self, _request: UsageRequest) -> Result<UsageReply, Status> {
+        let disk = rustix::fs::statvfs(&self.store_dir)
+            .map_err(|e| Status::internal(format!("statvfs {}: {e}", self.store_dir.display())))?;
+        let snapshot = self.store.snapshot();
+        let entries =
+            store::all_partitions(&snapshot, &self.store).map_err(internal)?.iter().map(|p| p.entries).sum();
+        Ok(UsageReply {
+            total_bytes: disk.f_blocks * disk.f_frsize,
+            free_bytes: disk.f_bfree * disk.f_frsize,
+            available_bytes: disk.f_bavail * disk.f_frsize,
+            entries,
+        })
     }
 
     pub async fn rename(&self, request: RenameRequest) -> Result<EntryReply, Status> {
@@ -171,6 +241,7 @@ impl Core {
                                 name: request.name,
                                 id: record.id,
                                 attrs: record.attrs,
+                                target: record.target,
                             }),
                             failure: None,
                         },

@@ -2,7 +2,9 @@
 //! service, all behind the cluster secret.
 
 mod apply;
+mod attrs;
 pub mod core;
+mod data;
 mod mutation;
 mod rpc;
 mod split;
@@ -26,8 +28,9 @@ use crate::auth::CheckSecret;
 use crate::cluster::Cluster;
 use crate::error::{Error, Result};
 use crate::proto::metadata_server::MetadataServer;
-use crate::transport::connect_lazy;
+use crate::transport::{REQUEST_TIMEOUT, connect_lazy};
 
+pub use self::data::CHUNK;
 pub use self::writer::CommitStats;
 
 pub struct ServerOptions {
@@ -91,7 +94,11 @@ pub async fn start(options: &ServerOptions, listener: Option<TcpListener>) -> Re
 
     core.format(config.root_partitions, config.split_threshold).await?;
 
-    let peers = config.servers.iter().map(|&addr| connect_lazy(addr, &options.cluster.secret)).collect();
+    let peers = config
+        .servers
+        .iter()
+        .map(|&addr| connect_lazy(addr, &options.cluster.secret, REQUEST_TIMEOUT))
+        .collect();
     let (stop_splitting, splitting_stopped) = watch::channel(false);
     Splitter::spawn(Arc::clone(&core), peers, candidates, interrupted, splitting_stopped);
 
@@ -171,6 +178,6 @@ pub fn open_core(store_dir: &Path, index: u32, servers: u32) -> Result<Opened> {
     let events = WriterEvents { split_candidates, splits_finished };
     let (writer, _thread) =
         Writer::spawn(store.clone(), index, events, stats_sender).map_err(|e| Error::io(e.to_string()))?;
-    let core = Core::new(index, servers, store, writer, finished, stats);
+    let core = Core::new(index, servers, store, writer, finished, stats, store_dir.to_path_buf());
     Ok((core, candidates, interrupted))
 }

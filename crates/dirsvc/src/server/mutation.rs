@@ -2,7 +2,7 @@
 //! order. Requests are validated into these before they reach the writer.
 
 use crate::mapping::Bitmap;
-use crate::proto::{Attrs, DirMeta, Entry, Failure, FailureKind};
+use crate::proto::{AttrChange, Attrs, DirMeta, Entry, Failure, FailureKind};
 
 /// A directory partition: (directory id, partition index).
 pub type PartKey = (u64, u32);
@@ -23,6 +23,7 @@ pub enum Mutation {
         attrs: Attrs,
         id: u64,
         replace_id: u64,
+        target: Vec<u8>,
     },
     Unlink {
         at: PartKey,
@@ -30,6 +31,28 @@ pub enum Mutation {
         hash: u64,
         expect_id: u64,
         directory: bool,
+        keep_data: bool,
+    },
+    SetAttr {
+        at: PartKey,
+        name: Vec<u8>,
+        hash: u64,
+        expect_id: u64,
+        change: AttrChange,
+    },
+    SetDirAttr {
+        dir: u64,
+        change: AttrChange,
+    },
+    WriteData {
+        file: u64,
+        offset: u64,
+        data: Vec<u8>,
+        valid_size: u64,
+    },
+    TruncateData {
+        file: u64,
+        size: u64,
     },
     Rename {
         from: PartKey,

@@ -34,15 +34,21 @@ handlers! {
     lookup(LookupRequest) -> EntryReply;
     unlink(UnlinkRequest) -> EntryReply;
     rename(RenameRequest) -> EntryReply;
+    set_attr(SetAttrRequest) -> EntryReply;
     read_partition(ReadPartitionRequest) -> ReadPartitionReply;
     create_dir(CreateDirRequest) -> DirMetaReply;
     get_dir(DirRequest) -> DirMetaReply;
     remove_dir(DirRequest) -> DirMetaReply;
     set_parent(SetParentRequest) -> DirMetaReply;
+    set_dir_attr(SetDirAttrRequest) -> DirMetaReply;
     init_partitions(InitPartitionsRequest) -> Ack;
     seal_partition(SealRequest) -> Ack;
     drop_partition(PartitionRef) -> Ack;
     partition_stats(DirRequest) -> PartitionStatsReply;
     install_split(InstallSplitRequest) -> Ack;
     merge_bitmap(MergeBitmapRequest) -> DirMetaReply;
+    write_data(WriteDataRequest) -> Ack;
+    read_data(ReadDataRequest) -> ReadDataReply;
+    truncate_data(TruncateDataRequest) -> Ack;
+    usage(UsageRequest) -> UsageReply;
 }

@@ -1,10 +1,11 @@
-//! A server's durable state in fjall: four keyspaces written only by the group-commit writer and
+//! A server's durable state in fjall: five keyspaces written only by the group-commit writer and
 //! read through snapshots by request handlers.
 //!
 //! - `dirs`:    dir id (8 bytes BE)                      -> DirMeta
 //! - `parts`:   dir id ‖ partition (4 bytes BE)          -> PartitionRecord
 //! - `entries`: dir id ‖ partition ‖ name bytes          -> EntryRecord
 //! - `server`:  "identity" -> ServerIdentity, "next_seq" -> u64 LE
+//! - `data`:    file id ‖ chunk index (8 bytes BE each)  -> bytes (see `data.rs`)
 //!
 //! Entry keys sort by name within a partition, which gives readdir a stable cursor.
 
@@ -49,6 +50,7 @@ pub struct Store {
     pub parts: SingleWriterTxKeyspace,
     pub entries: SingleWriterTxKeyspace,
     pub server: SingleWriterTxKeyspace,
+    pub data: SingleWriterTxKeyspace,
 }
 
 impl Store {
@@ -61,6 +63,7 @@ impl Store {
             parts: keyspace("parts")?,
             entries: keyspace("entries")?,
             server: keyspace("server")?,
+            data: keyspace("data")?,
             db,
         })
     }
@@ -83,6 +86,7 @@ impl Store {
             ("parts", &self.parts),
             ("entries", &self.entries),
             ("server", &self.server),
+            ("data", &self.data),
         ] {
             for item in snapshot.iter(keyspace) {
                 let (key, value) = item.into_inner()?;
@@ -180,7 +184,12 @@ pub fn list_entries(
             break;
         }
         let record: EntryRecord = decode("entry", &value)?;
-        entries.push(Entry { name: key[prefix.len()..].to_vec(), id: record.id, attrs: record.attrs });
+        entries.push(Entry {
+            name: key[prefix.len()..].to_vec(),
+            id: record.id,
+            attrs: record.attrs,
+            target: record.target,
+        });
     }
     Ok((entries, more))
 }

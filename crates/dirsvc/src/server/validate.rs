@@ -6,13 +6,19 @@ use tonic::Status;
 use super::mutation::PartKey;
 use crate::mapping::{Bitmap, name_hash, owns};
 use crate::names::validate_name;
-use crate::proto::{Attrs, DirMeta, Entry, Kind, PartitionRef};
+use crate::proto::{AttrChange, Attrs, DirMeta, Entry, Kind, PartitionRef};
 
 /// Entries in one split chunk: bounded so a hostile request cannot make the writer stall.
 pub const MAX_CHUNK: usize = 16_384;
 /// The largest readdir page a server returns.
 pub const MAX_PAGE: u32 = 4096;
 pub const DEFAULT_PAGE: u32 = 1024;
+/// The most bytes one data request reads or writes.
+pub const MAX_DATA_REQUEST: u64 = 4 << 20;
+/// The largest file: offsets and sizes stay far below what chunk indexes could address.
+pub const MAX_FILE_SIZE: u64 = 1 << 44;
+/// The longest symlink target (PATH_MAX).
+pub const MAX_TARGET: usize = 4096;
 
 pub fn invalid(message: impl Into<String>) -> Status {
     Status::invalid_argument(message.into())
@@ -41,13 +47,64 @@ pub fn name(name: &[u8]) -> Result<u64, Status> {
 pub fn attrs(attrs: Option<&Attrs>) -> Result<Attrs, Status> {
     let attrs = attrs.ok_or_else(|| invalid("missing attributes"))?;
     match Kind::try_from(attrs.kind) {
-        Ok(Kind::File | Kind::Directory | Kind::Symlink) => {}
+        Ok(
+            Kind::File
+            | Kind::Directory
+            | Kind::Symlink
+            | Kind::Fifo
+            | Kind::Socket
+            | Kind::CharDevice
+            | Kind::BlockDevice,
+        ) => {}
         _ => return Err(invalid(format!("unknown entry kind {}", attrs.kind))),
     }
     if attrs.mode > 0o7777 {
         return Err(invalid(format!("mode {:o} has bits beyond 7777", attrs.mode)));
     }
     Ok(*attrs)
+}
+
+/// A symlink carries its target (1 to PATH_MAX bytes, no NUL); nothing else carries one.
+pub fn target(kind: Kind, target: &[u8]) -> Result<(), Status> {
+    match kind {
+        Kind::Symlink if target.is_empty() => Err(invalid("a symlink needs a target")),
+        Kind::Symlink if target.len() > MAX_TARGET => {
+            Err(invalid(format!("symlink target of {} bytes (at most {MAX_TARGET})", target.len())))
+        }
+        Kind::Symlink if target.contains(&0) => Err(invalid("symlink target contains NUL")),
+        Kind::Symlink => Ok(()),
+        _ if target.is_empty() => Ok(()),
+        _ => Err(invalid("only symlinks have a target")),
+    }
+}
+
+pub fn change(change: Option<&AttrChange>) -> Result<AttrChange, Status> {
+    let change = change.ok_or_else(|| invalid("missing attribute change"))?;
+    if let Some(mode) = change.mode
+        && mode > 0o7777
+    {
+        return Err(invalid(format!("mode {mode:o} has bits beyond 7777")));
+    }
+    if let Some(size) = change.size
+        && size > MAX_FILE_SIZE
+    {
+        return Err(invalid(format!("size {size} above the largest file ({MAX_FILE_SIZE} bytes)")));
+    }
+    Ok(*change)
+}
+
+/// A data request's file and byte range.
+pub fn data_range(file: u64, offset: u64, length: u64) -> Result<(), Status> {
+    if file == 0 {
+        return Err(invalid("file id 0 does not exist"));
+    }
+    if length > MAX_DATA_REQUEST {
+        return Err(invalid(format!("{length} bytes in one data request (at most {MAX_DATA_REQUEST})")));
+    }
+    if offset.saturating_add(length) > MAX_FILE_SIZE {
+        return Err(invalid(format!("byte range beyond the largest file ({MAX_FILE_SIZE} bytes)")));
+    }
+    Ok(())
 }
 
 pub fn bitmap(bytes: &[u8], partitions: u32) -> Result<Bitmap, Status> {

@@ -20,9 +20,9 @@ pub(crate) use caller::Caller;
 pub(crate) use dirs::DirHandle;
 pub(crate) use modify::AttrChanges;
 
-use crate::handles::HandleTable;
 use crate::inodes::Inodes;
 use crate::location::Location;
+use canopy_fusekit::HandleTable;
 
 /// A file the kernel now knows: its node id and its attributes.
 pub(crate) struct Entry {

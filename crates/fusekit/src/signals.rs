@@ -6,20 +6,20 @@
 use std::io;
 use std::mem::MaybeUninit;
 
-pub(crate) enum Signal {
+pub enum Signal {
     Stop,
     WriteStats,
 }
 
 /// The blocked set; hand it to [`Blocked::handle`] once the session is up.
-pub(crate) struct Blocked {
+pub struct Blocked {
     set: libc::sigset_t,
 }
 
 const STOP_SIGNALS: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
 
 /// Blocks the signals in the calling thread, and so in every thread it starts afterwards.
-pub(crate) fn block() -> io::Result<Blocked> {
+pub fn block() -> io::Result<Blocked> {
     let mut set = MaybeUninit::<libc::sigset_t>::uninit();
     // SAFETY: sigemptyset initialises the set before any other use; sigaddset and pthread_sigmask get
     // valid pointers to it and valid signal numbers.
@@ -40,9 +40,9 @@ pub(crate) fn block() -> io::Result<Blocked> {
 
 impl Blocked {
     /// Calls `handler` on a new thread for each signal that arrives, for the rest of the process.
-    pub(crate) fn handle(self, mut handler: impl FnMut(Signal) + Send + 'static) -> io::Result<()> {
+    pub fn handle(self, mut handler: impl FnMut(Signal) + Send + 'static) -> io::Result<()> {
         std::thread::Builder::new()
-            .name("latfs-signals".to_string())
+            .name("fuse-signals".to_string())
             .spawn(move || {
                 loop {
                     let mut signal: libc::c_int = 0;

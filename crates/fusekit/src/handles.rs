@@ -6,7 +6,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use rustix::io::{Errno, Result};
 
-pub(crate) struct HandleTable<T> {
+/// Open items by handle number: handles are never reused while the table lives.
+pub struct HandleTable<T> {
     next: AtomicU64,
     open: Mutex<HashMap<u64, Arc<T>>>,
 }
@@ -18,18 +19,18 @@ impl<T> Default for HandleTable<T> {
 }
 
 impl<T> HandleTable<T> {
-    pub(crate) fn insert(&self, item: T) -> u64 {
+    pub fn insert(&self, item: T) -> u64 {
         let handle = self.next.fetch_add(1, Ordering::Relaxed);
         self.lock().insert(handle, Arc::new(item));
         handle
     }
 
     /// The item behind `handle`; `EBADF` for a handle that is not open.
-    pub(crate) fn get(&self, handle: u64) -> Result<Arc<T>> {
+    pub fn get(&self, handle: u64) -> Result<Arc<T>> {
         self.lock().get(&handle).cloned().ok_or(Errno::BADF)
     }
 
-    pub(crate) fn remove(&self, handle: u64) -> Result<Arc<T>> {
+    pub fn remove(&self, handle: u64) -> Result<Arc<T>> {
         self.lock().remove(&handle).ok_or(Errno::BADF)
     }
 
