@@ -80,14 +80,6 @@ impl<V: Visitor> Cx<'_, V> {
         self.dir_data = Some(data);
     }
 
-    /// In [`Visitor::run_job`]: the directory the job was scheduled in with [`Cx::spawn_in`] or
-    /// [`Cx::spawn_reserved`] — a stand-in when the job came from another process — so a job can
-    /// name a file by its directory and name and open it relative to [`DirNode::open`], never
-    /// through a path that could cross a symlink. `None` for jobs scheduled with [`Cx::spawn`].
-    pub fn job_dir(&self) -> Option<&Arc<DirNode<V::DirData>>> {
-        self.job_dir.as_ref()
-    }
-
     /// Shows a failure through [`Visitor::error`] and counts it toward the exit status if the
     /// visitor says it counts.
     pub fn report(&mut self, error: WalkError) {
