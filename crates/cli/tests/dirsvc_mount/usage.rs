@@ -17,17 +17,31 @@ fn bad_mountpoints_clusters_and_unmounts_are_reported() {
 
     let cluster = TestCluster::start(1, 16_000);
     for target in [&missing, &file] {
-        let (code, stderr) =
-            run(&["dirsvc".as_ref(), "mount".as_ref(), "--cluster".as_ref(), cluster.dir.as_os_str(), target.as_os_str()]);
+        let (code, stderr) = run(&[
+            "dirsvc".as_ref(),
+            "mount".as_ref(),
+            "--cluster".as_ref(),
+            cluster.dir.as_os_str(),
+            target.as_os_str(),
+        ]);
         assert_eq!(code, Some(2), "{stderr}");
-        assert!(stderr.contains("is not a directory") && stderr.contains(&*target.to_string_lossy()), "{stderr}");
+        assert!(
+            stderr.contains("is not a directory") && stderr.contains(&*target.to_string_lossy()),
+            "{stderr}"
+        );
     }
-    let (code, stderr) =
-        run(&["dirsvc".as_ref(), "mount".as_ref(), "--cluster".as_ref(), missing.as_os_str(), scratch.path().as_os_str()]);
+    let (code, stderr) = run(&[
+        "dirsvc".as_ref(),
+        "mount".as_ref(),
+        "--cluster".as_ref(),
+        missing.as_os_str(),
+        scratch.path().as_os_str(),
+    ]);
     assert_eq!(code, Some(1), "{stderr}");
     assert!(stderr.contains("cannot read cluster file"), "{stderr}");
     let bad_ttl = ["dirsvc", "mount", "--ttl", "5", "--cluster"].map(std::ffi::OsStr::new);
-    let (code, stderr) = run(&[&bad_ttl[..], &[cluster.dir.as_os_str(), scratch.path().as_os_str()]].concat());
+    let (code, stderr) =
+        run(&[&bad_ttl[..], &[cluster.dir.as_os_str(), scratch.path().as_os_str()]].concat());
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("needs a unit"), "{stderr}");
 

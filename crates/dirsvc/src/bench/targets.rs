@@ -175,7 +175,8 @@ async fn dirsvc_op(client: &Client, dir: u64, phase: Phase, name: &str) -> Resul
 
 impl Session for DirsvcSession {
     fn open(&mut self, iteration: usize) -> Result<()> {
-        self.dir = self.runtime.block_on(self.client.resolve_dir(&shared_dir_name(&self.prefix, iteration)))?;
+        self.dir =
+            self.runtime.block_on(self.client.resolve_dir(&shared_dir_name(&self.prefix, iteration)))?;
         Ok(())
     }
 

@@ -108,8 +108,11 @@ pub fn bench(args: BenchArgs) -> Result<()> {
     if args.clients == 0 || args.files == 0 || args.iterations == 0 {
         return Err(Error::invalid("clients, files and iterations must be at least 1"));
     }
-    let plan =
-        BenchPlan { files_per_client: args.files, iterations: args.iterations, create_only: args.create_only };
+    let plan = BenchPlan {
+        files_per_client: args.files,
+        iterations: args.iterations,
+        create_only: args.create_only,
+    };
     let prefix = args.prefix.clone().unwrap_or_else(default_dir_prefix);
     if prefix.is_empty() || prefix.contains('/') {
         return Err(Error::invalid(format!("--prefix {prefix:?} must be a non-empty name without '/'")));
