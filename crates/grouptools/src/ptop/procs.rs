@@ -47,7 +47,7 @@ pub struct Column {
     pub total: u64,
     /// The largest value.
     pub max: u64,
-    /// The member (stat file) of the first process with the largest value.
+    /// The lowest-numbered member (stat file) among the processes with the largest value.
     pub max_member: u64,
 }
 
@@ -57,8 +57,14 @@ impl Column {
     }
 
     fn merge(self, other: Column) -> Column {
-        let (max, max_member) =
-            if other.max > self.max { (other.max, other.max_member) } else { (self.max, self.max_member) };
+        // Ties go to the lowest member, so the answer does not depend on the order halves meet in.
+        let (max, max_member) = if (other.max, std::cmp::Reverse(other.max_member))
+            > (self.max, std::cmp::Reverse(self.max_member))
+        {
+            (other.max, other.max_member)
+        } else {
+            (self.max, self.max_member)
+        };
         Column { total: self.total + other.total, max, max_member }
     }
 }
