@@ -1,5 +1,5 @@
 //! The group tools of TBON-FS §4 on Canopy's group layer: each is a thin program of group operations plus
-//! an aggregation, run on the hosts of [`hosts::HostArgs`].
+//! an aggregation, run on the hosts of [`hosts::HostsArgs`]: threads, or one per rank under `mpirun`.
 //!
 //! | tool | group operations | aggregation |
 //! |---|---|---|

@@ -3,9 +3,10 @@
 //! temporary name on each host, verified by SHA-256 digests computed on the hosts (only digests come back
 //! up), and renamed over DEST where it verified. Failures are reported grouped by host set.
 
-use crate::hosts::{HostArgs, with_runtime};
+use crate::hosts::{HostsArgs, with_runtime};
 use crate::report::Problems;
 use crate::verify::{SpanDigests, verify};
+use canopy_dist::Cluster;
 use canopy_group::{FileOp, Group, GroupError, OpenFlags, RangeSet, Registry, Runtime, Transport, Whence};
 use canopy_tools::transfer::parse_size;
 use clap::Args;
@@ -60,11 +61,11 @@ pub struct PcpArgs {
     pub json: bool,
 
     #[command(flatten)]
-    pub hosts: HostArgs,
+    pub hosts: HostsArgs,
 }
 
 /// Runs `canopy pcp`.
-pub fn run(args: PcpArgs) -> ExitCode {
+pub fn run(args: PcpArgs, cluster: &Cluster) -> ExitCode {
     let mut err = std::io::stderr().lock();
     let (source, plan) = match prepare(&args) {
         Ok(prepared) => prepared,
@@ -73,10 +74,12 @@ pub fn run(args: PcpArgs) -> ExitCode {
             return ExitCode::from(code);
         }
     };
-    let outcome = with_runtime(&args.hosts, Registry::new(), |runtime| copy(runtime, source, &plan));
+    let outcome = with_runtime(&args.hosts, cluster, Registry::new(), |runtime| copy(runtime, source, &plan));
     let copied = match outcome {
-        Ok(Ok(copied)) => copied,
-        Ok(Err(message)) => {
+        // Another MPI rank: it served its host; rank 0 reports for the job.
+        Ok(None) => return ExitCode::SUCCESS,
+        Ok(Some(Ok(copied))) => copied,
+        Ok(Some(Err(message))) => {
             let _ = writeln!(err, "canopy pcp: {message}");
             return ExitCode::from(1);
         }

@@ -7,8 +7,9 @@
 pub mod exposition;
 pub mod metrics;
 
-use crate::hosts::{HostArgs, with_runtime};
+use crate::hosts::{HostsArgs, with_runtime};
 use crate::interrupt;
+use canopy_dist::Cluster;
 use canopy_group::{
     AggrSpec, AggrType, FileOp, GroupError, OpKind, OpenFlags, RangeSet, Registry, Runtime, Transport,
 };
@@ -49,7 +50,7 @@ pub struct MonitorArgs {
     pub once: bool,
 
     #[command(flatten)]
-    pub hosts: HostArgs,
+    pub hosts: HostsArgs,
 }
 
 /// The aggregation the monitor needs on every host.
@@ -62,7 +63,7 @@ pub fn registry() -> Registry {
 const PAGE: &str = include_str!("page.html");
 
 /// Runs `canopy monitor`.
-pub fn run(args: MonitorArgs) -> ExitCode {
+pub fn run(args: MonitorArgs, cluster: &Cluster) -> ExitCode {
     let mut err = std::io::stderr().lock();
     if !(args.interval > 0.0 && args.interval.is_finite()) {
         let _ = writeln!(err, "canopy monitor: invalid --interval {}", args.interval);
@@ -79,7 +80,7 @@ pub fn run(args: MonitorArgs) -> ExitCode {
         None => None,
     };
     drop(err);
-    let outcome = with_runtime(&args.hosts, registry(), |runtime| match &server {
+    let outcome = with_runtime(&args.hosts, cluster, registry(), |runtime| match &server {
         Some(server) => serve(runtime, server, Duration::from_secs_f64(args.interval)),
         None => {
             let collection = collect(runtime, None)?;
@@ -88,8 +89,10 @@ pub fn run(args: MonitorArgs) -> ExitCode {
         }
     });
     match outcome {
-        Ok(Ok(clean)) => ExitCode::from(if clean { 0 } else { 1 }),
-        Ok(Err(message)) => {
+        // Another MPI rank: it served its host; rank 0 reports for the job.
+        Ok(None) => ExitCode::SUCCESS,
+        Ok(Some(Ok(clean))) => ExitCode::from(if clean { 0 } else { 1 }),
+        Ok(Some(Err(message))) => {
             let _ = writeln!(std::io::stderr(), "canopy monitor: {message}");
             ExitCode::from(1)
         }

@@ -9,10 +9,11 @@ pub mod delta;
 pub mod signature;
 mod table;
 
-use crate::hosts::{HostArgs, with_runtime};
+use crate::hosts::{HostsArgs, with_runtime};
 use crate::pcp::{remove_temporaries, step, strerror};
 use crate::report::Problems;
 use crate::verify::{SpanDigests, verify};
+use canopy_dist::Cluster;
 use canopy_group::aggr::{Classes, Extremes};
 use canopy_group::{
     AggrSpec, AggrType, Builtin, FileOp, Group, GroupError, OpKind, OpenFlags, RangeSet, Registry, Runtime,
@@ -69,7 +70,7 @@ pub struct PsyncArgs {
     pub json: bool,
 
     #[command(flatten)]
-    pub hosts: HostArgs,
+    pub hosts: HostsArgs,
 }
 
 /// The aggregations psync needs on every host.
@@ -80,7 +81,7 @@ pub fn registry() -> Registry {
 }
 
 /// Runs `canopy psync`.
-pub fn run(args: PsyncArgs) -> ExitCode {
+pub fn run(args: PsyncArgs, cluster: &Cluster) -> ExitCode {
     let mut err = std::io::stderr().lock();
     let source = match std::fs::read(&args.src) {
         Ok(data) => data,
@@ -104,10 +105,12 @@ pub fn run(args: PsyncArgs) -> ExitCode {
         chunk: args.chunk_size as usize,
         fsync: args.fsync,
     };
-    let synced = with_runtime(&args.hosts, registry(), |runtime| sync(runtime, &source, &plan));
+    let synced = with_runtime(&args.hosts, cluster, registry(), |runtime| sync(runtime, &source, &plan));
     let (table, problems) = match synced {
-        Ok(Ok(done)) => done,
-        Ok(Err(message)) => {
+        // Another MPI rank: it served its host; rank 0 reports for the job.
+        Ok(None) => return ExitCode::SUCCESS,
+        Ok(Some(Ok(done))) => done,
+        Ok(Some(Err(message))) => {
             let _ = writeln!(err, "canopy psync: {}: {message}", args.dest);
             return ExitCode::from(1);
         }

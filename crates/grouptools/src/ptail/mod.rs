@@ -6,9 +6,10 @@
 pub mod lines;
 pub mod strip;
 
-use crate::hosts::{HostArgs, with_runtime};
+use crate::hosts::{HostsArgs, with_runtime};
 use crate::interrupt;
 use crate::report::Problems;
+use canopy_dist::Cluster;
 use canopy_group::{
     AggrSpec, AggrType, Aggregation, FileOp, Group, GroupError, MemberStatus, OpKind, OpenFlags, RangeSet,
     Registry, Runtime, Transport, Whence,
@@ -66,7 +67,7 @@ pub struct PtailArgs {
     pub json: bool,
 
     #[command(flatten)]
-    pub hosts: HostArgs,
+    pub hosts: HostsArgs,
 }
 
 /// The aggregation ptail needs on every host.
@@ -80,7 +81,7 @@ pub fn registry() -> Registry {
 const READ_SIZE: u64 = 1 << 20;
 
 /// Runs `canopy ptail`.
-pub fn run(args: PtailArgs) -> ExitCode {
+pub fn run(args: PtailArgs, cluster: &Cluster) -> ExitCode {
     let mut err = std::io::stderr().lock();
     if !(args.window >= 0.0 && args.window.is_finite()) {
         let _ = writeln!(err, "canopy ptail: invalid --window {}", args.window);
@@ -98,10 +99,12 @@ pub fn run(args: PtailArgs) -> ExitCode {
     if args.follow {
         interrupt::install();
     }
-    let tailed = with_runtime(&args.hosts, registry(), |runtime| tail(runtime, &args, strip));
+    let tailed = with_runtime(&args.hosts, cluster, registry(), |runtime| tail(runtime, &args, strip));
     match tailed {
-        Ok(Ok(clean)) => ExitCode::from(if clean { 0 } else { 1 }),
-        Ok(Err(message)) => {
+        // Another MPI rank: it served its host; rank 0 reports for the job.
+        Ok(None) => ExitCode::SUCCESS,
+        Ok(Some(Ok(clean))) => ExitCode::from(if clean { 0 } else { 1 }),
+        Ok(Some(Err(message))) => {
             let _ = writeln!(err, "canopy ptail: {message}");
             ExitCode::from(1)
         }

@@ -6,7 +6,8 @@
 pub mod procs;
 mod view;
 
-use crate::hosts::{HostArgs, with_runtime};
+use crate::hosts::{HostsArgs, with_runtime};
+use canopy_dist::Cluster;
 use canopy_group::{
     AggrSpec, AggrType, GroupError, NodeSet, OpKind, OpenFlags, Registry, Runtime, Transport,
 };
@@ -83,7 +84,7 @@ pub struct PtopArgs {
     pub json: bool,
 
     #[command(flatten)]
-    pub hosts: HostArgs,
+    pub hosts: HostsArgs,
 }
 
 /// The aggregation ptop needs on every host.
@@ -111,20 +112,22 @@ pub struct Frame {
 }
 
 /// Runs `canopy ptop`.
-pub fn run(args: PtopArgs) -> ExitCode {
+pub fn run(args: PtopArgs, cluster: &Cluster) -> ExitCode {
     let mut err = std::io::stderr().lock();
     if !(args.delay >= 0.0 && args.delay.is_finite()) {
         let _ = writeln!(err, "canopy ptop: invalid --delay {}", args.delay);
         return ExitCode::from(2);
     }
     let interactive = !args.batch && std::io::stdout().is_terminal() && std::io::stdin().is_terminal();
-    let outcome = with_runtime(&args.hosts, registry(), |runtime| {
+    let outcome = with_runtime(&args.hosts, cluster, registry(), |runtime| {
         let mut sampler = Sampler::new(runtime, args.top);
         if interactive { view::interactive(&mut sampler, &args) } else { batch(&mut sampler, &args) }
     });
     match outcome {
-        Ok(Ok(clean)) => ExitCode::from(if clean { 0 } else { 1 }),
-        Ok(Err(message)) => {
+        // Another MPI rank: it served its host; rank 0 reports for the job.
+        Ok(None) => ExitCode::SUCCESS,
+        Ok(Some(Ok(clean))) => ExitCode::from(if clean { 0 } else { 1 }),
+        Ok(Some(Err(message))) => {
             let _ = writeln!(err, "canopy ptop: {message}");
             ExitCode::from(1)
         }
