@@ -23,6 +23,8 @@ pub enum Command {
     Group(canopy_group::cli::GroupArgs),
     /// Copy one file to every host: read once, streamed down the tree, verified, renamed into place.
     Pcp(canopy_grouptools::pcp::PcpArgs),
+    /// Grep the same file on every host; hosts with identical results print once, like clush -b.
+    Pgrep(canopy_grouptools::pgrep::PgrepArgs),
     /// Update a file on every host with rsync's algorithm, once per sub-group of identical copies.
     Psync(canopy_grouptools::psync::PsyncArgs),
     /// Tail (and follow) a log on every host; equal lines are merged with the set of hosts.
@@ -62,6 +64,7 @@ impl Command {
             Command::Group(args) => canopy_group::cli::run(args, cluster),
             Command::Latfs(args) => canopy_latfs::run(args),
             Command::Pcp(args) => canopy_grouptools::pcp::run(args, cluster),
+            Command::Pgrep(args) => canopy_grouptools::pgrep::run(args, cluster),
             Command::Psync(args) => canopy_grouptools::psync::run(args, cluster),
             Command::Ptail(args) => canopy_grouptools::ptail::run(args, cluster),
             Command::Ptop(args) => canopy_grouptools::ptop::run(args, cluster),

@@ -134,3 +134,35 @@ fn ptail_on_ranks_merges_what_threads_merge() {
     assert_eq!(got.len(), 3 + 3 * n, "{stdout}");
     assert!(got.contains(&"host[0-3]: sshd: event 0"), "{stdout}");
 }
+
+#[test]
+fn pgrep_on_every_rank_count_prints_what_threads_print() {
+    for n in [1, 2, 4, 8] {
+        let dir = tempfile::tempdir().unwrap();
+        for rank in 0..n {
+            let etc = host_file(dir.path(), rank, "/etc");
+            std::fs::create_dir_all(&etc).unwrap();
+            // Ranks 0 and 3 differ; rank 5 has no file.
+            let port = if rank == 3 { 2222 } else { 22 };
+            if rank != 5 {
+                std::fs::write(
+                    etc.join("sshd_config"),
+                    format!("Port {port}\nMaxSessions {}\n", 10 + rank % 2),
+                )
+                .unwrap();
+            }
+        }
+        let root = format!("{}/h/{{rank}}", dir.path().display());
+        for flags in [&["-i", "port|max"][..], &["-L", "Port"], &["-c", "Max"]] {
+            let args: Vec<&str> = ["pgrep"]
+                .into_iter()
+                .chain(flags.iter().copied())
+                .chain(["/etc/sshd_config", "--host-root", &root])
+                .collect();
+            let got = seen(&on_ranks(n, &args));
+            let want = seen(&simulated(n, &args));
+            assert_eq!(got, want, "n = {n}, {flags:?}: mpirun vs threads");
+            assert_eq!(got.0, Some(if n > 5 { 2 } else { 0 }), "n = {n}, {flags:?}: {got:?}");
+        }
+    }
+}

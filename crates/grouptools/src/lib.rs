@@ -4,6 +4,7 @@
 //! | tool | group operations | aggregation |
 //! |---|---|---|
 //! | [`pcp`] | posted writes down the tree, rename | SHA-256 classes of the copies |
+//! | [`pgrep`] | read | classes of the selected, stripped lines |
 //! | [`psync`] | read, assemble (copy ranges + new bytes) on sub-groups | classes of block signatures |
 //! | [`ptail`] | read, seek back over partial lines | line equivalence after stripping |
 //! | [`ptop`] | read of `/proc/PID/stat*` | top-N and per-command totals |
@@ -13,6 +14,7 @@ pub mod hosts;
 pub mod interrupt;
 pub mod monitor;
 pub mod pcp;
+pub mod pgrep;
 pub mod psync;
 pub mod ptail;
 pub mod ptop;

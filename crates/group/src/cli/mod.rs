@@ -2,6 +2,9 @@
 
 mod render;
 
+// `clush -b` blocks, for the group tools that print that way too.
+pub use render::{Labels, block};
+
 use crate::aggr::{AggrSpec, Builtin, gloadaggr};
 use crate::group::{Group, GroupError, Outcome};
 use crate::launch::{Client, HostsArgs};

@@ -16,13 +16,14 @@ use std::path::Path;
 
 /// How sets of members are named: the set of their hosts when the group is one file per host at one
 /// path, else `hosts:path` for each distinct path.
-struct Labels<'g, 'rt, Tr: Transport> {
+pub struct Labels<'g, 'rt, Tr: Transport> {
     group: &'g Group<'rt, Tr>,
     one_per_host: bool,
 }
 
 impl<'g, 'rt, Tr: Transport> Labels<'g, 'rt, Tr> {
-    fn new(group: &'g Group<'rt, Tr>) -> Self {
+    /// The labels of `group`'s members.
+    pub fn new(group: &'g Group<'rt, Tr>) -> Self {
         let files = group.gfiles();
         let mut hosts: Vec<&str> = files.iter().map(|f| f.host.as_str()).collect();
         hosts.sort_unstable();
@@ -31,7 +32,8 @@ impl<'g, 'rt, Tr: Transport> Labels<'g, 'rt, Tr> {
         Labels { group, one_per_host }
     }
 
-    fn of(&self, members: &RangeSet) -> String {
+    /// The label of a set of members.
+    pub fn of(&self, members: &RangeSet) -> String {
         if self.one_per_host {
             return self.group.hosts_of(members).to_string();
         }
@@ -53,7 +55,7 @@ impl<'g, 'rt, Tr: Transport> Labels<'g, 'rt, Tr> {
 }
 
 /// One `clush -b` block: 15 dashes, the members (and their number when more than one), 15 dashes, content.
-fn block<Tr: Transport>(
+pub fn block<Tr: Transport>(
     out: &mut dyn Write,
     labels: &Labels<'_, '_, Tr>,
     members: &RangeSet,
