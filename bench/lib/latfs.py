@@ -23,7 +23,7 @@ def clear_stale(path):
     try:
         os.stat(path)
     except OSError as error:
-        if error.errno != errno.ENOTCONN:
+        if error.errno not in (errno.ENOTCONN, errno.ECONNABORTED):
             return
     else:
         if not is_mounted(path):
