@@ -116,7 +116,7 @@ fn an_interrupted_copy_is_resumed_under_mpirun() {
     // What an interruption leaves: names of a hard-linked inode only partly made, a missing file,
     // a file cut short that kept its time.
     let inode = |p: &str| std::fs::metadata(dst.join(p)).unwrap().ino();
-    let (chunky, small) = (inode("sizes/chunky"), inode("spread/d03/f4"));
+    let small = inode("spread/d03/f4");
     std::fs::remove_file(dst.join("spread/d09/inner/link-from-02")).unwrap();
     std::fs::remove_file(dst.join("spread/d05/chunky-link")).unwrap();
     std::fs::remove_file(dst.join("sizes/f1024")).unwrap();
@@ -126,7 +126,10 @@ fn an_interrupted_copy_is_resumed_under_mpirun() {
     set_times_of(&truncated, &times);
     assert_clean(&mpirun(4, &args, &[]), "rerun");
     assert_same_tree(&src, &dst);
-    assert_eq!((inode("sizes/chunky"), inode("spread/d03/f4")), (chunky, small), "complete files kept");
+    // A complete file is kept. (Not asserted for `sizes/chunky`: with one of its names gone, the
+    // rank that meets a missing name first may copy the inode afresh and link the others to it —
+    // the order ranks meet names in decides, and the result is identical either way.)
+    assert_eq!(inode("spread/d03/f4"), small, "complete files kept");
 }
 
 /// Damage a copy the ways sync must repair: changed, missing and extra entries, a directory where a
@@ -143,7 +146,10 @@ fn damage(dst: &Path) {
     std::fs::remove_dir_all(dst.join("empty-dir")).unwrap();
     std::fs::write(dst.join("empty-dir"), b"not a dir").unwrap();
     std::fs::remove_file(dst.join("spread/d14/inner/link-from-07")).unwrap();
+    // Reading the original moves its access time (relatime): put it back, the damage is the link.
+    let original = std::fs::metadata(dst.join("spread/d07/f0")).unwrap();
     std::fs::copy(dst.join("spread/d07/f0"), dst.join("spread/d14/inner/link-from-07")).unwrap();
+    set_times_of(&dst.join("spread/d07/f0"), &original);
     std::fs::write(dst.join("spread/d06/.canopy-tmp-0123456789abcdef"), b"half").unwrap();
 }
 

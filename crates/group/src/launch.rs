@@ -138,10 +138,13 @@ impl HostsArgs {
         }
         if !messenger.finish(Some(Instant::now() + timeout)) {
             let _ = std::io::stdout().flush();
-            eprintln!(
-                "canopy: some MPI rank did not finish within {}s (hung or dead): ending the job",
+            // One write: MPI_Abort's own report goes to the same stderr at the same moment, and a
+            // message formatted piece by piece would be cut through by it.
+            let message = format!(
+                "canopy: some MPI rank did not finish within {}s (hung or dead): ending the job\n",
                 self.timeout
             );
+            let _ = std::io::stderr().write_all(message.as_bytes());
             cluster.abort(1);
         }
         result.map(Some)
