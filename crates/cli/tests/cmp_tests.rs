@@ -114,8 +114,7 @@ fn trouble_is_exit_two() {
         std::fs::set_permissions(a.join("locked"), std::fs::Permissions::from_mode(0o700)).unwrap();
         std::fs::set_permissions(b.join("locked"), std::fs::Permissions::from_mode(0o700)).unwrap();
         std::fs::write(a.join("locked/x"), b"x").unwrap();
-        let mut cmd = gnu("setpriv");
-        cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups"]).arg(env!("CARGO_BIN_EXE_canopy"));
+        let mut cmd = as_nobody(env!("CARGO_BIN_EXE_canopy"));
         cmd.arg("cmp").arg(&a).arg(&b);
         let out = run(cmd, None);
         assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));

@@ -165,8 +165,7 @@ fn unreadable_subtree_as_an_unprivileged_user() {
         Some(rustix::fs::Gid::from_raw(65534)),
     )
     .unwrap();
-    let mut cmd = gnu("setpriv");
-    cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups"]).arg(env!("CARGO_BIN_EXE_canopy"));
+    let mut cmd = as_nobody(env!("CARGO_BIN_EXE_canopy"));
     cmd.arg("cp").arg(&src).arg(&out_dir);
     let out = run(cmd, None);
     let stderr = String::from_utf8_lossy(&out.stderr);

@@ -264,10 +264,8 @@ fn unreadable_directories_as_an_unprivileged_user() {
     write(&listable.join("hidden"), 3000);
     fs::set_permissions(&listable, fs::Permissions::from_mode(0o644)).unwrap();
     let as_nobody = |program: &str, args: &[&str]| {
-        let mut c = gnu("setpriv");
-        c.current_dir(tmp.path())
-            .args(["--reuid=65534", "--regid=65534", "--clear-groups", program])
-            .args(args);
+        let mut c = as_nobody(program);
+        c.current_dir(tmp.path()).args(args);
         run(c, None)
     };
     for options in [&["-B1"][..], &["-a", "-b"], &["--inodes", "-c"], &["-s"]] {

@@ -403,10 +403,8 @@ fn unreadable_directory_as_an_unprivileged_user() {
     std::fs::write(locked.join("secret"), b"x").unwrap();
     std::fs::set_permissions(&locked, std::os::unix::fs::PermissionsExt::from_mode(0o000)).unwrap();
     let as_nobody = |program: &str, args: &[&str]| {
-        let mut c = gnu("setpriv");
-        c.current_dir(tmp.path())
-            .args(["--reuid=65534", "--regid=65534", "--clear-groups", program])
-            .args(args);
+        let mut c = as_nobody(program);
+        c.current_dir(tmp.path()).args(args);
         run(c, None)
     };
     for expr in [&[][..], &["-type", "d"], &["-depth"], &["-name", "locked", "-printf", "%p %m\\n"]] {

@@ -134,13 +134,7 @@ fn unreadable_files_are_reported_and_the_status_is_two() {
         .unwrap();
     std::fs::set_permissions(tmp.path(), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     std::fs::set_permissions(&root, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    let mut cmd = if is_root() {
-        let mut c = std::process::Command::new("setpriv");
-        c.args(["--reuid=65534", "--regid=65534", "--clear-groups", env!("CARGO_BIN_EXE_canopy")]);
-        c
-    } else {
-        canopy()
-    };
+    let mut cmd = if is_root() { as_nobody(env!("CARGO_BIN_EXE_canopy")) } else { canopy() };
     cmd.args(["grep", "foo"]).arg(&root);
     let got = run(cmd, None);
     assert_eq!(got.status.code(), Some(2));

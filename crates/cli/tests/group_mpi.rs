@@ -10,7 +10,7 @@ use common::mpirun::{mpirun_command, output_within, rank_process, run_within};
 use common::*;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 use std::time::{Duration, Instant};
 
 const LIMIT: Duration = Duration::from_secs(120);
@@ -164,10 +164,8 @@ fn gstatus_names_members_an_unprivileged_user_may_not_read() {
     let mpirun = mpirun_command(4, &[], &group_args(&root, &["read", "/etc/secret", "--best-effort"]));
     // Root ignores permission bits: run the whole job as nobody.
     let command = if is_root() {
-        let mut c = Command::new("setpriv");
-        c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-            .arg(mpirun.get_program())
-            .args(mpirun.get_args())
+        let mut c = as_nobody(mpirun.get_program());
+        c.args(mpirun.get_args())
             .env("HOME", "/tmp")
             .envs(mpirun.get_envs().filter_map(|(k, v)| Some((k, v?))))
             .stdin(std::process::Stdio::null())
@@ -200,7 +198,7 @@ fn with_faulty_rank(fault: Fault, fanout: &str) -> Output {
     let tmp = tempfile::tempdir().unwrap();
     plant(tmp.path(), 4, "/etc/motd", |rank| (rank != 1).then(|| format!("config {}\n", rank % 2)));
     let fifo = tmp.path().join("1/etc/motd");
-    rustix::fs::mknodat(rustix::fs::CWD, &fifo, rustix::fs::FileType::Fifo, 0o644.into(), 0).unwrap();
+    mkfifo(&fifo);
     let root = root_template(tmp.path());
     let mut args = group_args(&root, &["read", "/etc/motd", "--best-effort", "--timeout", "2"]);
     args.extend_from_slice(&["--fanout", fanout]);

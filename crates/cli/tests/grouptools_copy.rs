@@ -3,30 +3,10 @@
 
 mod common;
 
+use common::host_roots::{host_file, hosts, random};
 use common::*;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Output;
-
-fn random(seed: u64, len: usize) -> Vec<u8> {
-    let mut rng = fastrand::Rng::with_seed(seed);
-    (0..len).map(|_| rng.u8(..)).collect()
-}
-
-/// Host roots DIR/h/0 .. DIR/h/N-1, each with /data unless left out.
-fn hosts(dir: &Path, count: usize, without_data: &[usize]) -> String {
-    for rank in 0..count {
-        let root = dir.join(format!("h/{rank}"));
-        std::fs::create_dir_all(&root).unwrap();
-        if !without_data.contains(&rank) {
-            std::fs::create_dir_all(root.join("data")).unwrap();
-        }
-    }
-    format!("{}/h/{{rank}}", dir.display())
-}
-
-fn host_file(dir: &Path, rank: usize, path: &str) -> PathBuf {
-    dir.join(format!("h/{rank}")).join(path.trim_start_matches('/'))
-}
 
 fn tool(args: &[&str]) -> Output {
     let mut c = canopy();

@@ -5,33 +5,13 @@
 
 mod common;
 
+use common::host_roots::{host_file, hosts, random};
 use common::mpirun::mpirun;
 use common::*;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Output;
 
 const NAMES: [&str; 2] = ["--host-name", "host{rank}"];
-
-fn random(seed: u64, len: usize) -> Vec<u8> {
-    let mut rng = fastrand::Rng::with_seed(seed);
-    (0..len).map(|_| rng.u8(..)).collect()
-}
-
-fn host_file(dir: &Path, rank: usize, path: &str) -> PathBuf {
-    dir.join(format!("h/{rank}")).join(path.trim_start_matches('/'))
-}
-
-/// Host roots DIR/h/0 .. DIR/h/N-1, each with /data unless left out; the `--host-root` template.
-fn hosts(dir: &Path, count: usize, without_data: &[usize]) -> String {
-    for rank in 0..count {
-        let root = dir.join(format!("h/{rank}"));
-        std::fs::create_dir_all(&root).unwrap();
-        if !without_data.contains(&rank) {
-            std::fs::create_dir_all(root.join("data")).unwrap();
-        }
-    }
-    format!("{}/h/{{rank}}", dir.display())
-}
 
 /// The same tool on `n` hosts simulated with threads.
 fn simulated(n: usize, args: &[&str]) -> Output {

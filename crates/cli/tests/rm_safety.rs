@@ -166,11 +166,8 @@ fn unreadable_subtree_as_an_unprivileged_user() {
         nobody(p);
     }
     std::fs::set_permissions(tree.join("locked/inner"), std::fs::Permissions::from_mode(0o700)).unwrap();
-    let mut cmd = gnu("setpriv");
-    cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-        .arg(env!("CARGO_BIN_EXE_canopy"))
-        .arg("rm")
-        .arg(&tree);
+    let mut cmd = as_nobody(env!("CARGO_BIN_EXE_canopy"));
+    cmd.arg("rm").arg(&tree);
     let out = run(cmd, None);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");

@@ -53,14 +53,7 @@ pub fn tree(base: &Path) -> PathBuf {
     symlink("one", root.join("a/to_file")).unwrap();
     symlink("nowhere", root.join("a/dangling")).unwrap();
     symlink("b", root.join("a/to_dir")).unwrap();
-    rustix::fs::mknodat(
-        rustix::fs::CWD,
-        root.join("a/fifo"),
-        rustix::fs::FileType::Fifo,
-        rustix::fs::Mode::from_raw_mode(0o644),
-        0,
-    )
-    .unwrap();
+    super::mkfifo(&root.join("a/fifo"));
     deep_chain(&root.join("deep"), 45);
     root
 }

@@ -74,14 +74,7 @@ pub fn grep_tree(base: &Path) -> PathBuf {
     symlink("target", root.join("sub/link-to-file")).unwrap();
     symlink("deeper", root.join("sub/link-to-dir")).unwrap();
     symlink("nowhere", root.join("dangling")).unwrap();
-    rustix::fs::mknodat(
-        rustix::fs::CWD,
-        root.join("fifo"),
-        rustix::fs::FileType::Fifo,
-        rustix::fs::Mode::from_raw_mode(0o644),
-        0,
-    )
-    .unwrap();
+    super::mkfifo(&root.join("fifo"));
     root
 }
 

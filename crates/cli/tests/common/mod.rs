@@ -3,6 +3,7 @@
 
 pub mod du_tree;
 pub mod grep_trees;
+pub mod host_roots;
 pub mod mpirun;
 pub mod tree_oracles;
 
@@ -23,6 +24,18 @@ pub fn gnu(program: &str) -> Command {
     let mut c = Command::new(program);
     c.env("LC_ALL", "C");
     c
+}
+
+/// `program` run as the unprivileged user nobody: the tests run as root, whom no permission bit stops.
+pub fn as_nobody(program: impl AsRef<OsStr>) -> Command {
+    let mut c = gnu("setpriv");
+    c.args(["--reuid=65534", "--regid=65534", "--clear-groups"]).arg(program);
+    c
+}
+
+/// A FIFO at `path` (mode 0644).
+pub fn mkfifo(path: &Path) {
+    rustix::fs::mknodat(rustix::fs::CWD, path, rustix::fs::FileType::Fifo, 0o644.into(), 0).unwrap();
 }
 
 pub fn is_root() -> bool {
@@ -141,14 +154,7 @@ pub fn hostile_tree(base: &Path) -> PathBuf {
     symlink("self-loop", root.join("self-loop")).unwrap();
     symlink("..", root.join("sub").join("deeper").join("up")).unwrap();
     std::fs::hard_link(root.join("sub").join("mid.rs"), root.join("hardlink-to-mid")).unwrap();
-    rustix::fs::mknodat(
-        rustix::fs::CWD,
-        root.join("fifo"),
-        rustix::fs::FileType::Fifo,
-        rustix::fs::Mode::from_raw_mode(0o644),
-        0,
-    )
-    .unwrap();
+    mkfifo(&root.join("fifo"));
     let socket = std::os::unix::net::UnixListener::bind(root.join("socket")).unwrap();
     std::mem::forget(socket); // keep the socket file; the listener's fd closes with the process
     let modes = root.join("modes");
