@@ -9,8 +9,11 @@ import random
 import shutil
 import stat
 import subprocess
+import sys
 import time
 from multiprocessing import Pool
+
+import treespec
 
 # Most files are small: log-normal sizes with a median of 1.2 KiB, capped at 256 KiB.
 MEDIAN_SIZE = 1200
@@ -161,3 +164,15 @@ def _count(root):
                 counts["files"] += 1
                 counts["bytes"] += st.st_size
     return counts
+
+
+def ensure(spec_text, log=lambda message: print(message, file=sys.stderr)):
+    """The tree SPEC_TEXT names, at its default path: generated the first time, then reused. Returns
+    (path, stamp)."""
+    spec = treespec.parse(spec_text)
+    dest = treespec.default_path(spec)
+    stamp = existing(dest, spec)
+    if stamp is None:
+        log(f"generating {spec} (once; kept in {dest})")
+        stamp = generate(spec, dest, log=log)
+    return dest, stamp

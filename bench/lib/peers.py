@@ -34,3 +34,7 @@ def has_subcommand(binary, name):
     """Whether `binary NAME --help` works (canopy's subcommands arrive one by one)."""
     done = subprocess.run([binary, name, "--help"], capture_output=True)
     return done.returncode == 0
+
+
+# mpirun refuses to start as root without these; the benchmarks run as root here.
+MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}

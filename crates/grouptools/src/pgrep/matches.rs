@@ -57,8 +57,8 @@ impl Matches {
     pub fn select(&self, data: &[u8]) -> Vec<u8> {
         let mut out = Vec::new();
         let mut count = 0u64;
-        let body = data.strip_suffix(b"\n").unwrap_or(data);
-        for line in body.split(|&b| b == b'\n').filter(|_| !data.is_empty()) {
+        for line in data.split_inclusive(|&b| b == b'\n') {
+            let line = line.strip_suffix(b"\n").unwrap_or(line);
             if self.regex.is_match(line) == self.params.invert {
                 continue;
             }
