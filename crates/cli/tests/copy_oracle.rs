@@ -93,7 +93,7 @@ fn rerun_skips_complete_files_and_repairs_the_rest() {
     let damaged = dst.join("sizes/f4096");
     let times = std::fs::metadata(&damaged).unwrap();
     std::fs::write(&damaged, b"half").unwrap();
-    set_times_exact(&damaged, &times);
+    set_times_like(&damaged, &times);
     std::fs::set_permissions(dst.join("modes/m755"), std::os::unix::fs::PermissionsExt::from_mode(0o600))
         .unwrap();
     std::fs::remove_file(dst.join("sub/mid.rs")).unwrap();
@@ -127,16 +127,6 @@ fn refuses_what_cp_refuses() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot overwrite non-directory"));
     assert_eq!(entry_records(&tmp.path().join("nondir")), Vec::<String>::new());
-}
-
-/// Sets atime and mtime of `path` to those of `like`, nanoseconds included.
-fn set_times_exact(path: &Path, like: &std::fs::Metadata) {
-    let ts = |sec: i64, nsec: i64| rustix::fs::Timespec { tv_sec: sec, tv_nsec: nsec };
-    let times = rustix::fs::Timestamps {
-        last_access: ts(like.atime(), like.atime_nsec()),
-        last_modification: ts(like.mtime(), like.mtime_nsec()),
-    };
-    rustix::fs::utimensat(rustix::fs::CWD, path, &times, rustix::fs::AtFlags::empty()).unwrap();
 }
 
 /// An unprivileged user copying a tree with a subtree it cannot read: the rest is copied, the

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::du_tree::{tree, write};
+use common::du_tree::{du_lines, tree, write};
 use common::*;
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::OsStr;
@@ -311,12 +311,11 @@ fn hard_links_across_directories_follow_the_rule() {
                 root.as_os_str(),
             ]);
             assert_eq!(got.status.code(), Some(0), "{}", String::from_utf8_lossy(&got.stderr));
-            let got = parse_lines(&got.stdout);
+            let got = du_lines(&got.stdout);
             assert_eq!(got, expected, "{unit} -j {j}");
         }
-        let gnu_total = parse_lines(
-            &du(&[OsStr::new(unit), OsStr::new("-0"), OsStr::new("-s"), root.as_os_str()]).stdout,
-        );
+        let gnu_total =
+            du_lines(&du(&[OsStr::new(unit), OsStr::new("-0"), OsStr::new("-s"), root.as_os_str()]).stdout);
         assert_eq!(
             gnu_total[root.as_os_str().as_bytes()],
             expected[root.as_os_str().as_bytes()],
@@ -325,20 +324,10 @@ fn hard_links_across_directories_follow_the_rule() {
     }
 }
 
-fn parse_lines(out: &[u8]) -> BTreeMap<Vec<u8>, u64> {
-    out.split(|&b| b == 0)
-        .filter(|l| !l.is_empty())
-        .map(|l| {
-            let tab = l.iter().position(|&b| b == b'\t').unwrap();
-            (l[tab + 1..].to_vec(), std::str::from_utf8(&l[..tab]).unwrap().parse().unwrap())
-        })
-        .collect()
-}
-
 /// The documented rule, computed from GNU du -l and GNU find.
 fn rule_expectation(root: &Path, unit: &str, size_of: char) -> BTreeMap<Vec<u8>, u64> {
     let mut expected =
-        parse_lines(&du(&[OsStr::new("-l"), OsStr::new(unit), OsStr::new("-0"), root.as_os_str()]).stdout);
+        du_lines(&du(&[OsStr::new("-l"), OsStr::new(unit), OsStr::new("-0"), root.as_os_str()]).stdout);
     let mut find = gnu("find");
     find.arg(root).args(["!", "-type", "d", "-links", "+1", "-printf", "%D:%i\\0%b\\0%s\\0%P\\0"]);
     let out = run(find, None);

@@ -6,7 +6,7 @@
 mod common;
 
 use canopy_tools::du::json::{DuJson, JsonNode};
-use common::du_tree::{tree, write};
+use common::du_tree::{du_lines, tree, write};
 use common::*;
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::OsStr;
@@ -27,17 +27,7 @@ fn gnu_sizes(options: &[&str], root: &Path) -> BTreeMap<Vec<u8>, u64> {
     c.args(options).arg("-0").arg(root);
     let out = run(c, None);
     assert_eq!(out.status.code(), Some(0));
-    parse(&out.stdout)
-}
-
-fn parse(out: &[u8]) -> BTreeMap<Vec<u8>, u64> {
-    out.split(|&b| b == 0)
-        .filter(|l| !l.is_empty())
-        .map(|l| {
-            let tab = l.iter().position(|&b| b == b'\t').unwrap();
-            (l[tab + 1..].to_vec(), std::str::from_utf8(&l[..tab]).unwrap().parse().unwrap())
-        })
-        .collect()
+    du_lines(&out.stdout)
 }
 
 /// Every node of a JSON tree with its full path.
@@ -288,23 +278,9 @@ fn html_report_renders_in_headless_chromium() {
     canopy_du(&[OsStr::new("--html"), page.as_os_str(), OsStr::new("--json"), root.as_os_str()]);
     let total = gnu_sizes(&["-B1", "-s"], &root)[root.as_os_str().as_bytes()];
     let profile = tempfile::tempdir().unwrap();
-    let mut c = std::process::Command::new("chromium");
-    c.args([
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--enable-logging=stderr",
-        "--v=0",
-        "--window-size=1200,800",
-        "--dump-dom",
-    ])
-    .arg(format!("--user-data-dir={}", profile.path().display()))
-    .arg(format!("file://{}", page.display()));
+    let mut c = headless_chromium(profile.path());
+    c.args(["--enable-logging=stderr", "--v=0", "--window-size=1200,800", "--dump-dom"])
+        .arg(format!("file://{}", page.display()));
     let out = run(c, None);
     assert_eq!(out.status.code(), Some(0), "chromium (installed by scripts/setup) runs headless");
     let log = String::from_utf8_lossy(&out.stderr);

@@ -252,20 +252,8 @@ fn monitor_serves_metrics_and_a_page_that_renders_in_chromium() {
     assert!(get(&address, "/nothing").contains(" 404 "));
 
     let profile = tempfile::tempdir().unwrap();
-    let dom = Command::new("chromium")
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--virtual-time-budget=5000",
-            "--dump-dom",
-        ])
-        .arg(format!("--user-data-dir={}", profile.path().display()))
+    let dom = headless_chromium(profile.path())
+        .args(["--virtual-time-budget=5000", "--dump-dom"])
         .arg(format!("http://{address}/"))
         .stderr(Stdio::null())
         .output()

@@ -70,16 +70,6 @@ fn leftovers(dir: &Path) -> String {
     String::from_utf8_lossy(&run(find, None).stdout).into_owned()
 }
 
-/// Sets atime and mtime of `path` to those in `like`, nanoseconds included.
-fn set_times_of(path: &Path, like: &std::fs::Metadata) {
-    let ts = |sec: i64, nsec: i64| rustix::fs::Timespec { tv_sec: sec, tv_nsec: nsec };
-    let stamps = rustix::fs::Timestamps {
-        last_access: ts(like.atime(), like.atime_nsec()),
-        last_modification: ts(like.mtime(), like.mtime_nsec()),
-    };
-    rustix::fs::utimensat(rustix::fs::CWD, path, &stamps, rustix::fs::AtFlags::empty()).unwrap();
-}
-
 fn s(path: &Path) -> &str {
     path.to_str().unwrap()
 }
@@ -123,7 +113,7 @@ fn an_interrupted_copy_is_resumed_under_mpirun() {
     let truncated = dst.join("sizes/f4096");
     let times = std::fs::metadata(&truncated).unwrap();
     std::fs::write(&truncated, b"half").unwrap();
-    set_times_of(&truncated, &times);
+    set_times_like(&truncated, &times);
     assert_clean(&mpirun(4, &args, &[]), "rerun");
     assert_same_tree(&src, &dst);
     // A complete file is kept. (Not asserted for `sizes/chunky`: with one of its names gone, the
@@ -149,7 +139,7 @@ fn damage(dst: &Path) {
     // Reading the original moves its access time (relatime): put it back, the damage is the link.
     let original = std::fs::metadata(dst.join("spread/d07/f0")).unwrap();
     std::fs::copy(dst.join("spread/d07/f0"), dst.join("spread/d14/inner/link-from-07")).unwrap();
-    set_times_of(&dst.join("spread/d07/f0"), &original);
+    set_times_like(&dst.join("spread/d07/f0"), &original);
     std::fs::write(dst.join("spread/d06/.canopy-tmp-0123456789abcdef"), b"half").unwrap();
 }
 
@@ -260,7 +250,7 @@ fn cmp_under_mpirun_reports_what_one_process_reports() {
     let times = std::fs::metadata(&chunky).unwrap();
     rustix::io::pwrite(std::fs::OpenOptions::new().write(true).open(&chunky).unwrap(), b"!", 5 << 20)
         .unwrap();
-    set_times_of(&chunky, &times);
+    set_times_like(&chunky, &times);
     for json in [false, true] {
         let mut args = vec!["cmp", "--content", "--chunk-size", CHUNK, s(&src), s(&other)];
         if json {

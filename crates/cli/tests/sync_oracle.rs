@@ -6,7 +6,7 @@ mod common;
 
 use common::tree_oracles::{assert_same_tree, entry_records};
 use common::*;
-use std::os::unix::fs::{MetadataExt, PermissionsExt, symlink};
+use std::os::unix::fs::{PermissionsExt, symlink};
 use std::path::Path;
 
 fn sync(args: &[&str], src: &Path, dst: &Path) -> std::process::Output {
@@ -28,12 +28,7 @@ fn rewrite_keeping_size_and_time(path: &Path) {
     let mut data = std::fs::read(path).unwrap();
     data[0] ^= 0xff;
     std::fs::write(path, &data).unwrap();
-    let ts = |sec: i64, nsec: i64| rustix::fs::Timespec { tv_sec: sec, tv_nsec: nsec };
-    let times = rustix::fs::Timestamps {
-        last_access: ts(before.atime(), before.atime_nsec()),
-        last_modification: ts(before.mtime(), before.mtime_nsec()),
-    };
-    rustix::fs::utimensat(rustix::fs::CWD, path, &times, rustix::fs::AtFlags::empty()).unwrap();
+    set_times_like(path, &before);
 }
 
 /// Changes the source in every way a tree changes between two syncs.

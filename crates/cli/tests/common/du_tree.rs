@@ -1,11 +1,23 @@
 //! The tree the `canopy du` tests measure.
 
 use super::deep_chain;
+use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::fs;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
+
+/// The lines of `du -0` (GNU's or canopy's) as path → number.
+pub fn du_lines(out: &[u8]) -> BTreeMap<Vec<u8>, u64> {
+    out.split(|&b| b == 0)
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            let tab = l.iter().position(|&b| b == b'\t').unwrap();
+            (l[tab + 1..].to_vec(), std::str::from_utf8(&l[..tab]).unwrap().parse().unwrap())
+        })
+        .collect()
+}
 
 pub fn write(path: &Path, len: usize) {
     fs::write(path, vec![b'z'; len]).unwrap();

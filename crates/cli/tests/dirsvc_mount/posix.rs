@@ -247,15 +247,7 @@ fn permission_bits_owners_and_groups_are_enforced() {
     assert_eq!((sub.gid(), sub.mode() & 0o2000), (1234, 0o2000));
 
     // The service stored what the mount showed (read through the client library).
-    let stat = canopy_ok(&[
-        "dirsvc".as_ref(),
-        "stat".as_ref(),
-        "--json".as_ref(),
-        "--cluster".as_ref(),
-        cluster.dir.as_os_str(),
-        "/open/dir".as_ref(),
-    ]);
-    let stat: serde_json::Value = serde_json::from_str(&stat).unwrap();
+    let stat = cluster.stat("/open/dir");
     assert_eq!((stat["uid"].as_u64(), stat["mode"].as_u64()), (Some(65534), Some(0o755)));
 }
 
@@ -364,15 +356,7 @@ fn readdir_is_complete_and_duplicate_free_while_the_directory_splits() {
     let second: Vec<String> = (0..600).map(|i| format!("second-{i:05}")).collect();
     create(&second);
     super::support::wait_until("the split", std::time::Duration::from_secs(60), || {
-        let stat = canopy_ok(&[
-            "dirsvc".as_ref(),
-            "stat".as_ref(),
-            "--json".as_ref(),
-            "--cluster".as_ref(),
-            cluster.dir.as_os_str(),
-            "/grow".as_ref(),
-        ]);
-        let stat: serde_json::Value = serde_json::from_str(&stat).unwrap();
+        let stat = cluster.stat("/grow");
         let partitions = stat["partitions"].as_array().unwrap();
         partitions.iter().filter(|p| p["active"] == true).count() == 2
             && partitions.iter().all(|p| p["splitting"] == false)

@@ -86,19 +86,28 @@ impl TestCluster {
         canopy_ok(&["dirsvc".as_ref(), "start".as_ref(), "--data".as_ref(), self.dir.as_os_str()]);
     }
 
+    /// `canopy dirsvc stat --json` of `path` (from the service's root): what the service stored,
+    /// read through the client library rather than a mount.
+    pub fn stat(&self, path: &str) -> serde_json::Value {
+        self.client_json("stat", &[path])
+    }
+
     /// The server holding `name` in directory `dir` (a path from the service's root).
     pub fn server_of(&self, dir: &str, name: &str) -> usize {
-        let json = canopy_ok(&[
+        self.client_json("locate", &[dir, name])["server"].as_u64().unwrap() as usize
+    }
+
+    /// `canopy dirsvc COMMAND --json --cluster DIR OPERANDS…`, parsed.
+    fn client_json(&self, command: &str, operands: &[&str]) -> serde_json::Value {
+        let mut args: Vec<&std::ffi::OsStr> = vec![
             "dirsvc".as_ref(),
-            "locate".as_ref(),
+            command.as_ref(),
             "--json".as_ref(),
             "--cluster".as_ref(),
             self.dir.as_os_str(),
-            dir.as_ref(),
-            name.as_ref(),
-        ]);
-        let placement: serde_json::Value = serde_json::from_str(&json).unwrap();
-        placement["server"].as_u64().unwrap() as usize
+        ];
+        args.extend(operands.iter().map(std::ffi::OsStr::new));
+        serde_json::from_str(&canopy_ok(&args)).unwrap()
     }
 }
 
