@@ -80,8 +80,10 @@ impl Command {
             Command::Rm(args) => canopy_tools::rm::run(args, cluster).into(),
             Command::Report(args) => canopy_tools::report::run(&args).into(),
             Command::Completions { shell } => {
-                clap_complete::generate(shell, &mut every_command_built(), "canopy", &mut std::io::stdout());
-                ExitCode::SUCCESS
+                let mut script = Vec::new();
+                clap_complete::generate(shell, &mut every_command_built(), "canopy", &mut script);
+                let lost = canopy_tools::common::print_stdout(&script);
+                if lost { ExitCode::FAILURE } else { ExitCode::SUCCESS }
             }
         }
     }

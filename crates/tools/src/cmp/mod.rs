@@ -6,7 +6,7 @@ mod difference;
 mod visitor;
 
 use crate::common::pieces::Pieces;
-use crate::common::{Exit, WalkArgs, cluster_stdout, os_to_bytes, print_error, terminal_progress};
+use crate::common::{Exit, WalkArgs, cluster_stdout, os_to_bytes, report_write_errors, terminal_progress};
 use crate::transfer::parse_size;
 use canopy_dist::Cluster;
 use canopy_engine::Follow;
@@ -26,9 +26,11 @@ the two roots:
   mtime differs: PATH (SECONDS.NANOSECONDS vs …)
   content differs: PATH      with --content: the bytes differ (or the device numbers)
   target differs: PATH (A vs B)   two symlinks point to different places
-then a summary line. With --json, one JSON object per line instead
-({\"difference\":\"size\",\"path\":\"PATH\",\"a\":10,\"b\":12}; a path that is not UTF-8 also comes as
-path_base64), and a last line {\"summary\":{…}}.
+then a summary line: \"no differences (N entries compared)\", \"N differences (…)\", or, when
+something could not be read, \"comparison incomplete: …\" (never \"no differences\"). With --json,
+one JSON object per line instead ({\"difference\":\"size\",\"path\":\"PATH\",\"a\":10,\"b\":12}; a path that
+is not UTF-8 also comes as path_base64), and a last line {\"summary\":{…}} (\"complete\": false when
+something could not be read).
 
 Symlinks are compared as links, never followed (the two roots themselves are followed).
 Exit status: 0 when the trees are identical, 1 when they differ, 2 if something could not be read
@@ -121,16 +123,22 @@ pub fn run(args: CmpArgs, cluster: &Cluster) -> Exit {
 fn summarise(sink: &canopy_engine::output::Sink, all: &Counts, json: bool) -> Exit {
     let Counts { compared, differences, errors } = *all;
     let summary = if json {
-        serde_json::json!({ "summary": { "compared": compared, "differences": differences, "errors": errors } })
-            .to_string()
+        serde_json::json!({ "summary": {
+            "compared": compared, "differences": differences, "errors": errors, "complete": errors == 0
+        } })
+        .to_string()
+    } else if errors > 0 {
+        // What could not be read may differ: never claim the trees are the same then.
+        format!(
+            "comparison incomplete: {differences} differences, {errors} errors ({compared} entries compared)"
+        )
     } else if differences == 0 {
         format!("no differences ({compared} entries compared)")
     } else {
         format!("{differences} differences ({compared} entries compared)")
     };
-    let written = sink.write_all(format!("{summary}\n").as_bytes()).and_then(|()| sink.flush());
-    if written.is_err() || sink.failed() {
-        print_error("cmp", "write error");
+    let _ = sink.write_all(format!("{summary}\n").as_bytes());
+    if report_write_errors([sink]) {
         return Exit::Trouble;
     }
     if errors > 0 {

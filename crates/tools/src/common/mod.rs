@@ -13,6 +13,7 @@ mod progress;
 pub mod records;
 mod walk_args;
 pub mod wire;
+mod write_errors;
 
 pub use exit::Exit;
 pub use lookup::lookup;
@@ -21,6 +22,7 @@ pub use owner_names::{group_name, user_name};
 pub use paths::{io_error_message, os_to_bytes, print_error, split_relative};
 pub use progress::{terminal_progress, terminal_progress_with};
 pub use walk_args::WalkArgs;
+pub use write_errors::{print_stdout, report_write_errors};
 
 /// Standard output for results: under MPI every rank's goes to rank 0, which prints it (call
 /// `Cluster::finish_output` once at the end). Collective.

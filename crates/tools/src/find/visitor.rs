@@ -88,12 +88,8 @@ impl<'p> Find<'p> {
             }
         }
         cluster.finish_output();
-        for sink in &self.sinks {
-            let _ = sink.flush();
-            if sink.failed() {
-                crate::common::print_error("find", "write error");
-                self.failed.store(true, Ordering::Relaxed);
-            }
+        if crate::common::report_write_errors(self.sinks.iter().map(|s| &**s)) {
+            self.failed.store(true, Ordering::Relaxed);
         }
         !self.failed.load(Ordering::Relaxed) && !self.exec.failed()
     }

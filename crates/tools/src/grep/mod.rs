@@ -9,7 +9,7 @@ mod visitor;
 
 pub use matcher::{Pattern, PatternFlags};
 
-use crate::common::{Exit, WalkArgs, os_to_bytes, print_error, terminal_progress};
+use crate::common::{Exit, WalkArgs, os_to_bytes, print_error, report_write_errors, terminal_progress};
 use canopy_dist::Cluster;
 use canopy_engine::Follow;
 use clap::Args;
@@ -132,11 +132,7 @@ pub fn run(args: GrepArgs, cluster: &Cluster) -> Exit {
         let _ = grep.stdout.write_all(&out);
     }
     cluster.finish_output();
-    let _ = grep.stdout.flush();
-    let write_failed = grep.stdout.failed();
-    if write_failed {
-        print_error("grep", "write error");
-    }
+    let write_failed = report_write_errors([&*grep.stdout]);
     match totals {
         // Another rank: rank 0 speaks for the job.
         None => Exit::Ok,

@@ -6,7 +6,7 @@ mod balance;
 mod heatmap;
 mod table;
 
-use crate::common::{Exit, print_error};
+use crate::common::{Exit, print_error, print_stdout};
 use canopy_dist::ClusterStats;
 use clap::Args;
 use std::path::PathBuf;
@@ -43,8 +43,7 @@ pub fn run(args: &ReportArgs) -> Exit {
             return Exit::Errors;
         }
     };
-    print!("{}", table::render(&stats));
-    let mut exit = Exit::Ok;
+    let mut exit = if print_stdout(table::render(&stats).as_bytes()) { Exit::Errors } else { Exit::Ok };
     for (path, draw) in [
         (&args.heatmap, heatmap::draw as fn(&ClusterStats, &std::path::Path) -> Result<(), String>),
         (&args.balance, balance::draw),

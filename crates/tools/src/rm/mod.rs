@@ -3,7 +3,7 @@
 mod filter;
 
 use crate::common::guard::Protected;
-use crate::common::{Exit, WalkArgs, cluster_stdout, print_error, terminal_progress};
+use crate::common::{Exit, WalkArgs, cluster_stdout, print_error, report_write_errors, terminal_progress};
 use crate::remove::Remover;
 use canopy_dist::Cluster;
 use canopy_engine::{Follow, Timestamp};
@@ -105,10 +105,7 @@ pub fn run(args: RmArgs, cluster: &Cluster) -> Exit {
     drop(outcome.states);
     cluster.finish_output();
     let mut exit = Exit::from_errors(outcome.errors + refused);
-    if let Some(sink) = sink
-        && (sink.flush().is_err() || sink.failed())
-    {
-        print_error("rm", "write error");
+    if report_write_errors(sink.as_deref()) {
         exit = Exit::Errors;
     }
     Exit::from_code(cluster.agree_exit(exit.code()))

@@ -81,7 +81,7 @@ pub use progress::Counters;
 pub use temp::is_temp_name;
 
 use crate::common::pieces::Pieces;
-use crate::common::{Exit, cluster_stdout, print_error, terminal_progress_with};
+use crate::common::{Exit, cluster_stdout, report_write_errors, terminal_progress_with};
 use attrs::OwnerPolicy;
 use canopy_dist::{Cluster, Plan};
 use canopy_engine::output::Sink;
@@ -206,10 +206,7 @@ impl Transfer {
             failures += self.finish_on_every_process(cluster);
         }
         let mut exit = Exit::from_errors(outcome.errors + failures);
-        if let Some(sink) = &self.listing
-            && (sink.flush().is_err() || sink.failed())
-        {
-            print_error(self.tool, "write error");
+        if report_write_errors(self.listing.as_deref()) {
             exit = Exit::Errors;
         }
         exit
