@@ -1,7 +1,7 @@
 //! Directory nodes: one per directory being walked, alive while anything below it is pending.
 
 use crate::meta::Metadata;
-use crate::sys::{CachedFd, open_beneath, open_dir_at, open_path};
+use crate::sys::{CachedFd, PinnedFd, open_beneath, open_dir_at, open_path};
 use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
 use rustix::io::Errno;
 use std::ffi::{CStr, CString};
@@ -32,10 +32,11 @@ pub struct Import {
 
 /// A directory in the walk.
 ///
-/// The node caches its open fd (within the fd budget) while its children still need it: they are
-/// opened with `openat` relative to it and chunks of its entries are stat'ed relative to it. When the
-/// budget is spent the fd is not cached and users reopen the directory through the nearest cached
-/// ancestor, checking that each reopened directory is still the one first seen.
+/// The node caches its open fd while its children still need it: they are opened with `openat`
+/// relative to it and chunks of its entries are stat'ed relative to it. The cache holds a bounded
+/// number of fds, least recently used out ([`CachedFd`]); a directory whose fd was not cached or
+/// was closed since is reopened through the nearest cached ancestor, checking that each reopened
+/// directory is still the one first seen.
 ///
 /// `pending` counts the units of work below the node — its own read, child directories not yet
 /// finished, chunks and jobs — and reaching zero fires the visitor's post-order `leave_dir`.
@@ -56,9 +57,9 @@ pub struct DirNode<D> {
     pub data: D,
 }
 
-/// An open directory fd: shared from a node's cache, or opened just for this use.
+/// An open directory fd: pinned in a node's cache, or opened just for this use.
 pub enum DirFd {
-    Cached(Arc<CachedFd>),
+    Cached(PinnedFd),
     Temporary(OwnedFd),
 }
 
@@ -246,29 +247,41 @@ impl<D> DirNode<D> {
         self.pending.fetch_sub(1, Ordering::SeqCst) == 1
     }
 
-    /// Opens the directory and caches the fd for children and chunks when the budget allows.
+    /// Opens the directory for reading it; from now on its fd is cached for children and chunks.
     pub(crate) fn open_and_cache(&self) -> Result<DirFd, Errno> {
         let fd = self.open()?;
         self.opened.store(true, Ordering::SeqCst);
-        let DirFd::Temporary(owned) = fd else {
-            return Ok(fd);
-        };
-        match CachedFd::try_new(owned) {
-            Ok(cached) => {
-                let cached = Arc::new(cached);
-                *self.lock_fd() = Some(Arc::clone(&cached));
-                Ok(DirFd::Cached(cached))
+        Ok(self.cache(fd))
+    }
+
+    /// Puts a fd of this directory in the cache, if the directory is being read and has none there.
+    fn cache(&self, fd: DirFd) -> DirFd {
+        let DirFd::Temporary(owned) = fd else { return fd };
+        if !self.opened.load(Ordering::SeqCst) || self.pending.load(Ordering::SeqCst) == 0 {
+            return DirFd::Temporary(owned);
+        }
+        match CachedFd::cache(owned) {
+            Ok(pinned) => {
+                let previous = self.lock_fd().replace(Arc::clone(pinned.cached()));
+                if let Some(previous) = previous {
+                    previous.retire();
+                }
+                DirFd::Cached(pinned)
             }
-            Err(owned) => Ok(DirFd::Temporary(owned)),
+            Err(owned) => DirFd::Temporary(owned),
         }
     }
 
+    /// The directory is done: its cached fd is closed (once no one uses it).
     pub(crate) fn drop_cached_fd(&self) {
-        self.lock_fd().take();
+        if let Some(cached) = self.lock_fd().take() {
+            cached.retire();
+        }
     }
 
     /// An fd for this directory: the cached one, or reopened through the nearest ancestor that has one
-    /// (or the root's path), every step with `O_NOFOLLOW` unless the walk follows links.
+    /// (or the root's path), every step with `O_NOFOLLOW` unless the walk follows links. Directories
+    /// reopened on the way that are still being walked go back in the cache.
     pub fn open(&self) -> Result<DirFd, Errno> {
         if let Some(fd) = self.cached_fd() {
             return Ok(DirFd::Cached(fd));
@@ -293,13 +306,13 @@ impl<D> DirNode<D> {
                     None => open_path(&top.path, top.follow)?,
                 };
                 top.check_identity(&fd)?;
-                DirFd::Temporary(fd)
+                top.cache(DirFd::Temporary(fd))
             }
         };
         while let Some(node) = chain.pop() {
             let next = open_dir_at(&fd, &node.name, node.follow)?;
             node.check_identity(&next)?;
-            fd = DirFd::Temporary(next);
+            fd = node.cache(DirFd::Temporary(next));
         }
         Ok(fd)
     }
@@ -309,8 +322,8 @@ impl<D> DirNode<D> {
         open_beneath(&self.start.path, self.start.follow, self.relative_path(), self.follow)
     }
 
-    fn cached_fd(&self) -> Option<Arc<CachedFd>> {
-        self.lock_fd().clone()
+    fn cached_fd(&self) -> Option<PinnedFd> {
+        self.lock_fd().as_ref()?.pin()
     }
 
     fn lock_fd(&self) -> std::sync::MutexGuard<'_, Option<Arc<CachedFd>>> {

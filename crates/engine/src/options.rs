@@ -38,6 +38,11 @@ pub struct WalkOptions {
     pub max_depth: Option<u32>,
     /// Entries per chunk when a big directory is handed out to several workers.
     pub chunk_size: usize,
+    /// Enter each directory (device, inode) once, however many paths lead to it: a later path to a
+    /// directory already entered is skipped silently, visit included — GNU du's way under `-L`
+    /// (symlink loops end there too, unreported). Off, every path is walked, as GNU find does
+    /// (and reports loops). Each process of a distributed walk keeps its own record.
+    pub each_dir_once: bool,
     pub progress: Option<ProgressFn>,
 }
 
@@ -50,6 +55,7 @@ impl Default for WalkOptions {
             same_file_system: false,
             max_depth: None,
             chunk_size: 256,
+            each_dir_once: false,
             progress: None,
         }
     }
@@ -64,6 +70,7 @@ impl std::fmt::Debug for WalkOptions {
             .field("same_file_system", &self.same_file_system)
             .field("max_depth", &self.max_depth)
             .field("chunk_size", &self.chunk_size)
+            .field("each_dir_once", &self.each_dir_once)
             .finish_non_exhaustive()
     }
 }

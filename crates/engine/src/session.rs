@@ -2,17 +2,21 @@
 //! controls them from the calling thread — the adaptive controller for a local walk, the
 //! communication loop of the distributed transport for one rank of a multi-process walk.
 
+use crate::failure::{FailureKind, WalkFailure, into_failure};
 use crate::node::DirNode;
+use crate::once::EnteredDirs;
 use crate::options::{WalkOptions, WalkProgress};
-use crate::sched::{IoSampler, SAMPLE_INTERVAL, Scheduler, StealStats, ThreadPolicy};
+use crate::sched::{IoSampler, SAMPLE_INTERVAL, Scheduler, StealStats, ThreadPolicy, thread_limit};
 use crate::sys::{FsClass, classify_fs, open_path};
 use crate::task::Task;
 use crate::visitor::Visitor;
 use crossbeam_utils::CachePadded;
+use rustix::io::Errno;
 use serde::{Deserialize, Serialize};
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::ffi::CString;
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::{Scope, ScopedJoinHandle};
@@ -42,6 +46,10 @@ pub(crate) struct Shared<'a, V: Visitor> {
     pub next_export_id: AtomicU64,
     /// Imported directories whose work is done here, waiting to be reported to their peer.
     pub finished_imports: Mutex<Vec<Arc<DirNode<V::DirData>>>>,
+    /// What ended the walk early, if anything did ([`crate::failure`]).
+    pub failure: Mutex<Option<WalkFailure>>,
+    /// Directories entered so far, when each is entered once ([`WalkOptions::each_dir_once`]).
+    pub entered: Option<EnteredDirs>,
 }
 
 /// What a walk leaves behind: every worker's state for the tool to merge, and the totals.
@@ -106,6 +114,8 @@ impl<'a, V: Visitor> Session<'a, V> {
             exported: Mutex::new(HashMap::new()),
             next_export_id: AtomicU64::new(1),
             finished_imports: Mutex::new(Vec::new()),
+            failure: Mutex::new(None),
+            entered: options.each_dir_once.then(EnteredDirs::new),
         };
         shared.sched.inject(roots.into_iter().map(Task::Root).collect());
         Session { shared, policy }
@@ -113,6 +123,12 @@ impl<'a, V: Visitor> Session<'a, V> {
 
     /// Runs the workers while `drive` controls them from the calling thread; returns when `drive`
     /// has returned and the pool has stopped.
+    ///
+    /// # Panics
+    ///
+    /// With a [`WalkFailure`] as the payload when the walk could not finish (a visitor panicked,
+    /// no worker thread could be started), once every worker has returned; with `drive`'s own
+    /// payload if `drive` panics.
     pub fn run<R>(&self, drive: impl FnOnce(&Driver<'_, '_, 'a, V>) -> R) -> (WalkOutcome<V::State>, R) {
         let started = Instant::now();
         let shared = &self.shared;
@@ -124,20 +140,31 @@ impl<'a, V: Visitor> Session<'a, V> {
                 handles: RefCell::new(Vec::new()),
                 sampler: RefCell::new(IoSampler::default()),
                 started,
+                spawn_refused: Cell::new(false),
             };
             for _ in 0..self.policy.initial() {
-                driver.spawn_worker();
+                if !driver.spawn_worker() {
+                    break;
+                }
             }
-            let result = drive(&driver);
+            let result = catch_unwind(AssertUnwindSafe(|| drive(&driver)));
             shared.sched.stop();
-            let states: Vec<V::State> = driver
-                .handles
-                .into_inner()
-                .into_iter()
-                .map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
-                .collect();
-            (states, result)
+            let mut states = Vec::new();
+            for handle in driver.handles.into_inner() {
+                match handle.join() {
+                    Ok(Some(state)) => states.push(state),
+                    Ok(None) => {}
+                    Err(payload) => shared.fail(into_failure(payload)),
+                }
+            }
+            match result {
+                Ok(result) => (states, result),
+                Err(payload) => resume_unwind(payload),
+            }
         });
+        if let Some(failure) = shared.failure.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            resume_unwind(Box::new(failure));
+        }
         let outcome = WalkOutcome {
             states,
             errors: shared.counters.iter().map(|c| c.errors.load(Ordering::Relaxed)).sum(),
@@ -149,7 +176,8 @@ impl<'a, V: Visitor> Session<'a, V> {
 }
 
 /// Walks `roots` in parallel, calling `visitor` for every entry. Roots are paths as bytes, of any
-/// length; errors are reported and counted, never fatal.
+/// length; errors are reported and counted, never fatal. A visitor that panics ends the walk: it
+/// unwinds out of here with a [`WalkFailure`] naming the path (see [`Session::run`]).
 pub fn walk<V: Visitor>(roots: &[Vec<u8>], options: &WalkOptions, visitor: &V) -> WalkOutcome<V::State> {
     let session = Session::new(roots, options, visitor);
     session
@@ -162,8 +190,10 @@ pub fn walk<V: Visitor>(roots: &[Vec<u8>], options: &WalkOptions, visitor: &V) -
         .0
 }
 
-/// A remote file system under the first root starts the adaptive policy high.
+/// A remote file system under the first root starts the adaptive policy high; no policy starts
+/// more threads than the system allows ([`thread_limit`]).
 fn initial_policy(policy: ThreadPolicy, roots: &[CString]) -> ThreadPolicy {
+    let policy = policy.clamped(thread_limit().max);
     let Some(first) = roots.first() else {
         return policy;
     };
@@ -178,16 +208,44 @@ pub struct Driver<'scope, 'env, 'a, V: Visitor> {
     pub(crate) shared: &'env Shared<'a, V>,
     scope: &'scope Scope<'scope, 'env>,
     policy: ThreadPolicy,
-    handles: RefCell<Vec<ScopedJoinHandle<'scope, V::State>>>,
+    handles: RefCell<Vec<ScopedJoinHandle<'scope, Option<V::State>>>>,
     sampler: RefCell<IoSampler>,
     started: Instant,
+    /// The system refused a thread: the pool stays at the size it has.
+    spawn_refused: Cell<bool>,
 }
 
 impl<'scope, 'env, 'a, V: Visitor> Driver<'scope, 'env, 'a, V> {
-    fn spawn_worker(&self) {
-        if let Some(index) = self.shared.sched.add_worker() {
-            let shared = self.shared;
-            self.handles.borrow_mut().push(self.scope.spawn(move || shared.run_worker(index)));
+    /// Starts one more worker; false when none can be (all slots taken, or the system refused a
+    /// thread). A refusal degrades the walk to the workers it has, with a warning; with none at
+    /// all the walk fails.
+    fn spawn_worker(&self) -> bool {
+        if self.spawn_refused.get() {
+            return false;
+        }
+        let sched = &self.shared.sched;
+        let Some(index) = sched.add_worker() else { return false };
+        let shared = self.shared;
+        let spawned = std::thread::Builder::new()
+            .name(format!("canopy-worker-{index}"))
+            .spawn_scoped(self.scope, move || shared.run_worker(index));
+        match spawned {
+            Ok(handle) => {
+                self.handles.borrow_mut().push(handle);
+                true
+            }
+            Err(error) => {
+                sched.remove_last_worker(index);
+                self.spawn_refused.set(true);
+                let message = crate::errno_message(Errno::from_io_error(&error).unwrap_or(Errno::AGAIN));
+                match sched.workers() {
+                    0 => shared.fail(WalkFailure { kind: FailureKind::NoThreads, message, path: None }),
+                    n => eprintln!(
+                        "canopy: warning: cannot start more worker threads ({message}); continuing with {n}"
+                    ),
+                }
+                false
+            }
         }
     }
 
@@ -203,9 +261,7 @@ impl<'scope, 'env, 'a, V: Visitor> Driver<'scope, 'env, 'a, V> {
         );
         let latency = self.sampler.borrow_mut().sample(ns, calls);
         let target = self.policy.target(sched.workers(), sched.idle_workers(), sched.queued(), latency);
-        while sched.workers() < target {
-            self.spawn_worker();
-        }
+        while sched.workers() < target && self.spawn_worker() {}
         if let Some(progress) = &self.shared.options.progress {
             progress(&self.shared.progress(self.started));
         }
@@ -239,6 +295,12 @@ impl<'scope, 'env, 'a, V: Visitor> Driver<'scope, 'env, 'a, V> {
     /// Whether a visitor asked to stop everything (find's `-quit`).
     pub fn quit_requested(&self) -> bool {
         self.shared.quit.load(Ordering::Relaxed)
+    }
+
+    /// Whether the walk failed here ([`WalkFailure`]): the transport should return at once, and
+    /// [`Session::run`] raises the failure for the top level to report (under MPI: abort the job).
+    pub fn failed(&self) -> bool {
+        self.shared.failure.lock().unwrap_or_else(|e| e.into_inner()).is_some()
     }
 
     /// The counters so far.

@@ -1,10 +1,12 @@
 //! What a worker does with each task: visit roots and entries, read directories (sharing out big
-//! ones in chunks), run jobs, and finish directories in post-order.
+//! ones in chunks), run jobs, and finish directories in post-order. Every visitor call is guarded:
+//! a panic names the path being visited and ends the walk instead of wedging it.
 
 use crate::chunk::Chunk;
 use crate::cx::Cx;
 use crate::entry::Entry;
 use crate::error::{ErrorKind, Op, WalkError};
+use crate::failure::{WalkFailure, into_failure, visiting};
 use crate::meta::FileKind;
 use crate::node::{DirFd, DirNode};
 use crate::options::Follow;
@@ -16,6 +18,7 @@ use rustix::fd::AsFd;
 use rustix::fs::RawDir;
 use std::ffi::CString;
 use std::mem::MaybeUninit;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
@@ -31,7 +34,26 @@ struct Worker<S> {
 }
 
 impl<'a, V: Visitor> Shared<'a, V> {
-    pub(crate) fn run_worker(&'a self, index: usize) -> V::State {
+    /// A worker's life: tasks until the pool stops. A panic ends the walk (see [`crate::failure`]):
+    /// the worker's state is dropped and `None` returned.
+    pub(crate) fn run_worker(&'a self, index: usize) -> Option<V::State> {
+        match catch_unwind(AssertUnwindSafe(|| self.work(index))) {
+            Ok(state) => Some(state),
+            Err(payload) => {
+                self.fail(into_failure(payload));
+                None
+            }
+        }
+    }
+
+    /// Ends the walk for good: the first failure is kept for [`crate::Session::run`] to raise.
+    pub(crate) fn fail(&self, failure: WalkFailure) {
+        self.failure.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(failure);
+        self.quit.store(true, Ordering::SeqCst);
+        self.sched.stop();
+    }
+
+    fn work(&'a self, index: usize) -> V::State {
         let mut rng = fastrand::Rng::with_seed(0x9e37_79b9_7f4a_7c15 ^ index as u64);
         let mut worker = Worker {
             index,
@@ -46,14 +68,26 @@ impl<'a, V: Visitor> Shared<'a, V> {
                 Task::Read(node) => self.read_dir(&mut worker, node),
                 Task::Chunk(chunk, node) => self.visit_chunk_task(&mut worker, &chunk, node),
                 Task::Job(job, dir) => {
-                    let mut cx = Cx { shared: self, worker: worker.index, dir_data: None, job_dir: dir };
-                    self.visitor.run_job(&mut cx, &mut worker.state, job);
+                    let path = || dir.as_ref().map(|d| d.path().to_vec());
+                    let mut cx =
+                        Cx { shared: self, worker: worker.index, dir_data: None, job_dir: dir.clone() };
+                    visiting(path, || self.visitor.run_job(&mut cx, &mut worker.state, job));
                     if let Some(dir) = cx.job_dir {
                         self.finish(&mut worker, dir);
                     }
                 }
                 Task::Complete(node, data) => {
-                    self.visitor.absorb_completed(&mut self.cx(worker.index), &mut worker.state, &node, data);
+                    visiting(
+                        || Some(node.path().to_vec()),
+                        || {
+                            self.visitor.absorb_completed(
+                                &mut self.cx(worker.index),
+                                &mut worker.state,
+                                &node,
+                                data,
+                            )
+                        },
+                    );
                     self.finish(&mut worker, node);
                 }
             }
@@ -96,6 +130,13 @@ impl<'a, V: Visitor> Shared<'a, V> {
         entry: &Entry<'_, V::DirData>,
         parent: Option<&Arc<DirNode<V::DirData>>>,
     ) {
+        if let Some(entered) = &self.entered
+            && entry.kind() == FileKind::Dir
+            && let Ok(meta) = entry.metadata()
+            && !entered.first_visit(meta.file_id())
+        {
+            return;
+        }
         self.counters[worker.index].entries.fetch_add(1, Ordering::Relaxed);
         if let Some(parent) = parent
             && self.options.follow == Follow::Always
@@ -104,7 +145,8 @@ impl<'a, V: Visitor> Shared<'a, V> {
             return;
         }
         let mut cx = self.cx(worker.index);
-        let action = self.visitor.visit(&mut cx, &mut worker.state, entry);
+        let action =
+            visiting(|| Some(entry.path()), || self.visitor.visit(&mut cx, &mut worker.state, entry));
         if action == Action::Prune || self.quitting() || entry.kind() != FileKind::Dir {
             return;
         }
@@ -260,7 +302,10 @@ impl<'a, V: Visitor> Shared<'a, V> {
         while node.release() {
             if node.import().is_some() {
                 if !self.quitting() {
-                    self.visitor.leave_stand_in(&mut self.cx(worker.index), &mut worker.state, &node);
+                    visiting(
+                        || Some(node.path().to_vec()),
+                        || self.visitor.leave_stand_in(&mut self.cx(worker.index), &mut worker.state, &node),
+                    );
                 }
                 node.drop_cached_fd();
                 self.finished_imports.lock().unwrap_or_else(|e| e.into_inner()).push(node);
@@ -268,7 +313,10 @@ impl<'a, V: Visitor> Shared<'a, V> {
                 return;
             }
             if !self.quitting() {
-                self.visitor.leave_dir(&mut self.cx(worker.index), &mut worker.state, &node);
+                visiting(
+                    || Some(node.path().to_vec()),
+                    || self.visitor.leave_dir(&mut self.cx(worker.index), &mut worker.state, &node),
+                );
             }
             node.drop_cached_fd();
             match node.parent() {

@@ -119,6 +119,10 @@ where
     let alone = comm.size == 1;
     let mut last_tick = Instant::now();
     while !comm.stopping {
+        if driver.failed() {
+            // The walk failed here: the job is about to be aborted, not ended together.
+            return comm.finish_stats(&driver.stats());
+        }
         let mut active = false;
         while let Some(message) = comm.transport.poll() {
             active = true;

@@ -66,6 +66,10 @@ impl StealLoop<'_> {
     {
         let mut last_tick = Instant::now();
         while !self.comm.stopping {
+            if driver.failed() {
+                // The walk failed here: the job is about to be aborted, not ended together.
+                return self.comm.finish_stats(&driver.stats());
+            }
             let mut active = false;
             while let Some(message) = self.comm.transport.poll() {
                 active = true;

@@ -48,6 +48,17 @@ impl ThreadPolicy {
         }
     }
 
+    /// The same policy with no more than `limit` threads ever.
+    pub fn clamped(self, limit: usize) -> Self {
+        let limit = limit.max(1);
+        match self {
+            ThreadPolicy::Fixed(n) => ThreadPolicy::Fixed(n.min(limit)),
+            ThreadPolicy::Adaptive { initial, max } => {
+                ThreadPolicy::Adaptive { initial: initial.min(limit), max: max.min(limit) }
+            }
+        }
+    }
+
     /// The starting count once the root's file system is known to be remote.
     pub fn for_remote_fs(self) -> Self {
         match self {
@@ -116,6 +127,15 @@ mod tests {
         assert_eq!(s.sample(1_000, 10), Some(Duration::from_nanos(100)));
         assert_eq!(s.sample(1_000, 10), None);
         assert_eq!(s.sample(61_000, 12), Some(Duration::from_micros(30)));
+    }
+
+    #[test]
+    fn clamping_bounds_every_count() {
+        assert_eq!(ThreadPolicy::Fixed(100_000).clamped(4096), ThreadPolicy::Fixed(4096));
+        assert_eq!(ThreadPolicy::Fixed(3).clamped(4096), ThreadPolicy::Fixed(3));
+        let p = ThreadPolicy::Adaptive { initial: 8, max: 128 }.clamped(4);
+        assert_eq!((p.initial(), p.max()), (4, 4));
+        assert_eq!(ThreadPolicy::Fixed(5).clamped(0).max(), 1);
     }
 
     #[test]

@@ -3,9 +3,11 @@
 //! The scheduler is generic over the task type so the distributed transport can reuse it per rank.
 
 mod adapt;
+mod limit;
 mod queue;
 mod scheduler;
 
 pub use adapt::{ADAPTIVE_MAX_THREADS, IoSampler, SAMPLE_INTERVAL, SLOW_CALL, ThreadPolicy, cores};
+pub use limit::{MAX_THREADS, ThreadLimit, thread_limit};
 pub use queue::{SplitMode, WorkQueue};
 pub use scheduler::{Scheduler, StealStats};

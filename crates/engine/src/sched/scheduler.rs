@@ -72,6 +72,12 @@ impl<T: Send> Scheduler<T> {
         }
     }
 
+    /// Gives back slot `index`, the last one claimed, whose thread could not be started. Its queue
+    /// is empty: nothing was ever pushed to it.
+    pub fn remove_last_worker(&self, index: usize) {
+        let _ = self.started.compare_exchange(index + 1, index, Ordering::SeqCst, Ordering::SeqCst);
+    }
+
     pub fn workers(&self) -> usize {
         self.started.load(Ordering::SeqCst)
     }

@@ -1,19 +1,21 @@
-//! The fd budget: directory fds kept open for children and chunks are counted, and once the budget is
-//! spent new directories are not cached (children reopen through the ancestor chain instead). The
-//! budget is half of `RLIMIT_NOFILE` after raising the soft limit to the hard one, which leaves room for
-//! the tools' own files (copies, outputs, `-exec`).
+//! The fd budget: how many directory fds the engine's cache ([`super::fdcache`]) may keep open. It
+//! is half of `RLIMIT_NOFILE` after raising the soft limit to the hard one, which leaves room for
+//! the tools' own files (copies, outputs, `-exec`); under a small limit (`ulimit -n 20`), half of
+//! it less the standard streams, and never under two, so a walk still has fds to reopen through.
 
-use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
 use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicUsize, Ordering};
-
-static OPEN_CACHED: AtomicUsize = AtomicUsize::new(0);
 
 /// How many directory fds the engine may keep open at once.
 pub fn fd_budget() -> usize {
     static BUDGET: OnceLock<usize> = OnceLock::new();
-    *BUDGET.get_or_init(|| {
+    *BUDGET.get_or_init(|| budget_for(fd_limit()))
+}
+
+/// The fds this process may have open: `RLIMIT_NOFILE`, its soft limit raised to the hard one.
+pub fn fd_limit() -> usize {
+    static LIMIT: OnceLock<usize> = OnceLock::new();
+    *LIMIT.get_or_init(|| {
         let limit = getrlimit(Resource::Nofile);
         let mut soft = limit.current.unwrap_or(1 << 20);
         if let Some(hard) = limit.maximum.or(Some(1 << 20)) {
@@ -22,41 +24,24 @@ pub fn fd_budget() -> usize {
                 soft = hard;
             }
         }
-        let soft = usize::try_from(soft).unwrap_or(usize::MAX).min(1 << 20);
-        (soft.saturating_sub(64) / 2).max(16)
+        usize::try_from(soft).unwrap_or(usize::MAX).min(1 << 20)
     })
 }
 
-/// Directory fds currently cached by the engine.
-pub fn open_cached_fds() -> usize {
-    OPEN_CACHED.load(Ordering::Relaxed)
+fn budget_for(limit: usize) -> usize {
+    if limit >= 256 { (limit - 64) / 2 } else { (limit / 2).saturating_sub(3).max(2) }
 }
 
-/// A directory fd that counts against the budget while it lives.
-#[derive(Debug)]
-pub struct CachedFd(OwnedFd);
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-impl CachedFd {
-    /// Takes ownership of `fd` if the budget allows; gives it back otherwise.
-    pub fn try_new(fd: OwnedFd) -> Result<Self, OwnedFd> {
-        let budget = fd_budget();
-        let previous = OPEN_CACHED.fetch_add(1, Ordering::Relaxed);
-        if previous >= budget {
-            OPEN_CACHED.fetch_sub(1, Ordering::Relaxed);
-            return Err(fd);
-        }
-        Ok(CachedFd(fd))
-    }
-}
-
-impl AsFd for CachedFd {
-    fn as_fd(&self) -> BorrowedFd<'_> {
-        self.0.as_fd()
-    }
-}
-
-impl Drop for CachedFd {
-    fn drop(&mut self) {
-        OPEN_CACHED.fetch_sub(1, Ordering::Relaxed);
+    #[test]
+    fn the_budget_leaves_room_under_any_limit() {
+        assert_eq!(budget_for(1 << 20), ((1 << 20) - 64) / 2);
+        assert_eq!(budget_for(1024), 480);
+        assert_eq!(budget_for(20), 7);
+        assert_eq!(budget_for(10), 2);
+        assert_eq!(budget_for(3), 2);
     }
 }

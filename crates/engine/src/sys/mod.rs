@@ -3,12 +3,14 @@
 //! the directory fd — so depth is unlimited and no call ever needs a full path.
 
 mod fdbudget;
+mod fdcache;
 mod fstype;
 mod open;
 mod stat;
 mod timing;
 
-pub use fdbudget::{CachedFd, fd_budget, open_cached_fds};
+pub use fdbudget::{fd_budget, fd_limit};
+pub use fdcache::{CachedFd, PinnedFd, evict_one, open_cached_fds};
 pub use fstype::{FsClass, classify_fs};
 pub use open::{PATH_MAX, open_beneath, open_dir_at, open_path, split_parent};
 pub use stat::{stat_at, stat_path};

@@ -85,20 +85,23 @@ pub(crate) fn to_cstring(bytes: &[u8]) -> Result<std::ffi::CString, Errno> {
     std::ffi::CString::new(bytes).map_err(|_| Errno::INVAL)
 }
 
-/// `EMFILE`/`ENFILE` are transient when other threads are about to close fds: back off briefly a few
-/// times before reporting, so a walk never fails just because it was momentarily at the limit.
+/// Out of fds (`EMFILE`/`ENFILE`): close the least recently used cached directory fd and try again;
+/// with none left to close, other threads are about to close theirs — back off briefly a few times
+/// before reporting, so a walk never fails just because it was momentarily at the limit.
 fn retry_on_fd_exhaustion<T>(mut op: impl FnMut() -> Result<T, Errno>) -> Result<T, Errno> {
     let mut delay = std::time::Duration::from_micros(50);
-    for _ in 0..12 {
+    let mut waits = 0;
+    loop {
         match op() {
-            Err(Errno::MFILE | Errno::NFILE) => {
+            Err(Errno::MFILE | Errno::NFILE) if super::evict_one() => {}
+            Err(Errno::MFILE | Errno::NFILE) if waits < 12 => {
                 std::thread::sleep(delay);
                 delay *= 2;
+                waits += 1;
             }
             other => return other,
         }
     }
-    op()
 }
 
 #[cfg(test)]

@@ -1,7 +1,8 @@
 //! The directory at the same place in another tree — the destination of a copy, the source a sync
 //! prunes against, the other side of a comparison. It is opened when first needed, relative to the
 //! parent's counterpart with `O_NOFOLLOW` at every step (a symlink planted in the other tree is
-//! never followed), and cached within the engine's fd budget until the walk leaves the directory.
+//! never followed), and kept in the engine's fd cache until the walk leaves the directory (or the
+//! cache closes it to make room: it is reopened the same way).
 //!
 //! Under MPI a directory's work may continue on another process, whose stand-in of the directory
 //! has no parent there: its counterpart is lent as plain data ([`Mirror::beneath`]: the other
@@ -58,8 +59,10 @@ impl Mirror {
     pub fn open<D>(node: &DirNode<D>, of: &impl Fn(&D) -> &Mirror) -> Result<DirFd, Errno> {
         let mirror = of(&node.data);
         let mut slot = mirror.fd.lock().unwrap_or_else(|e| e.into_inner());
-        if let Slot::Cached(fd) = &*slot {
-            return Ok(DirFd::Cached(Arc::clone(fd)));
+        if let Slot::Cached(cached) = &*slot
+            && let Some(pinned) = cached.pin()
+        {
+            return Ok(DirFd::Cached(pinned));
         }
         let fd = match (&mirror.origin, node.parent()) {
             (Origin::Root { path, follow }, _) => open_path(path, *follow)?,
@@ -71,14 +74,13 @@ impl Mirror {
                 unreachable!("a walk root's counterpart is made with Mirror::root, a stand-in's lent")
             }
         };
-        if !matches!(*slot, Slot::Unopened) {
+        if matches!(*slot, Slot::Closed) {
             return Ok(DirFd::Temporary(fd));
         }
-        match CachedFd::try_new(fd) {
-            Ok(cached) => {
-                let cached = Arc::new(cached);
-                *slot = Slot::Cached(Arc::clone(&cached));
-                Ok(DirFd::Cached(cached))
+        match CachedFd::cache(fd) {
+            Ok(pinned) => {
+                *slot = Slot::Cached(Arc::clone(pinned.cached()));
+                Ok(DirFd::Cached(pinned))
             }
             Err(fd) => Ok(DirFd::Temporary(fd)),
         }
@@ -86,7 +88,11 @@ impl Mirror {
 
     /// Releases the cached fd once the walk has left the directory.
     pub fn close(&self) {
-        *self.fd.lock().unwrap_or_else(|e| e.into_inner()) = Slot::Closed;
+        let previous =
+            std::mem::replace(&mut *self.fd.lock().unwrap_or_else(|e| e.into_inner()), Slot::Closed);
+        if let Slot::Cached(cached) = previous {
+            cached.retire();
+        }
     }
 }
 
