@@ -1,5 +1,5 @@
 use canopy_dist::{Plan, SchedKind};
-use canopy_engine::sched::ADAPTIVE_MAX_THREADS;
+use canopy_engine::sched::thread_limit;
 use canopy_engine::{SplitMode, ThreadPolicy, WalkOptions};
 use clap::Args;
 use std::path::PathBuf;
@@ -7,8 +7,9 @@ use std::path::PathBuf;
 /// Flags every tree tool takes: threads, work splitting, and (under mpirun) the scheduler.
 #[derive(Args, Clone, Debug, Default)]
 pub struct WalkArgs {
-    /// Worker threads. Default: one per core, growing (up to 128) while the file system keeps the
-    /// workers waiting — a warm local disk stays at the core count, NFS/Lustre/FUSE grow.
+    /// Worker threads. Default (or 0): one per core, growing (up to 128) while the file system
+    /// keeps the workers waiting — a warm local disk stays at the core count, NFS/Lustre/FUSE grow.
+    /// More than the system allows (process limit, memory, at most 4096) is reduced with a warning.
     #[arg(short = 'j', long = "threads", value_name = "N")]
     pub threads: Option<usize>,
 
@@ -30,8 +31,17 @@ pub struct WalkArgs {
 impl WalkArgs {
     pub fn options(&self) -> WalkOptions {
         let threads = match self.threads {
-            Some(n) => ThreadPolicy::Fixed(n.max(1)),
-            None => ThreadPolicy::adaptive_default(),
+            Some(0) | None => ThreadPolicy::adaptive_default(),
+            Some(asked) => {
+                let limit = thread_limit();
+                if asked > limit.max {
+                    eprintln!(
+                        "canopy: warning: -j {asked} is more threads than {} allows; using {}",
+                        limit.reason, limit.max
+                    );
+                }
+                ThreadPolicy::Fixed(asked.min(limit.max))
+            }
         };
         WalkOptions { threads, split: self.split, ..WalkOptions::default() }
     }
@@ -39,10 +49,5 @@ impl WalkArgs {
     /// How the walk is spread over MPI ranks (a plain local walk otherwise).
     pub fn plan(&self) -> Plan {
         Plan { sched: self.sched, stats_file: self.stats.clone() }
-    }
-
-    /// The most threads a walk may use (for sizing per-thread resources).
-    pub fn max_threads(&self) -> usize {
-        self.threads.unwrap_or(ADAPTIVE_MAX_THREADS)
     }
 }

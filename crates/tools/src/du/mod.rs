@@ -28,7 +28,7 @@ mod visitor;
 pub use args::DuArgs;
 
 use crate::common::records::{RecordOutput, finish_output, open_output, record_path};
-use crate::common::{Exit, os_to_bytes, print_error, terminal_progress};
+use crate::common::{Exit, os_to_bytes, print_error, report_write_errors, terminal_progress};
 use args::{ColorWhen, Plan};
 use canopy_dist::Cluster;
 use canopy_engine::{Follow, WalkOutcome};
@@ -100,6 +100,7 @@ pub fn run(args: DuArgs, cluster: &Cluster) -> Exit {
     );
     let mut options = args.walk.options();
     options.follow = plan.follow;
+    options.each_dir_once = plan.count_every_inode_once;
     // Lines printed while walking would be garbled by a spinner on the same terminal.
     let progress = if streamed && std::io::stdout().is_terminal() { None } else { terminal_progress("du") };
     if let Some((callback, _)) = &progress {
@@ -128,9 +129,7 @@ pub fn run(args: DuArgs, cluster: &Cluster) -> Exit {
         let settled = settle(&plan, &roots, all);
         exit = exit.max(print(&plan, &args, &settled, errors, &stdout, export.as_ref()));
     }
-    let _ = stdout.flush();
-    if stdout.failed() {
-        print_error("du", "write error");
+    if report_write_errors([&*stdout]) {
         exit = exit.max(Exit::Errors);
     }
     Exit::from_code(cluster.agree_exit(exit.code()))

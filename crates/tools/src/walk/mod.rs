@@ -17,14 +17,13 @@ pub use summary::{Seen, Summary};
 pub use totals::{ByKind, Totals};
 
 use crate::common::records::{EncodedPath, RecordFormat, finish_output, open_output, record_path};
-use crate::common::{Exit, WalkArgs, os_to_bytes, print_error, terminal_progress};
+use crate::common::{Exit, WalkArgs, os_to_bytes, print_stdout, terminal_progress};
 use canopy_dist::Cluster;
-use canopy_engine::{Timestamp, WalkOutcome};
+use canopy_engine::{Follow, Timestamp, WalkOutcome};
 use clap::Args;
 use report::RunFacts;
 use serde::{Deserialize, Serialize};
 use std::ffi::OsString;
-use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -65,6 +64,11 @@ pub struct WalkCmdArgs {
     /// How many largest files, widest directories, users and groups to list.
     #[arg(long, value_name = "N", default_value_t = 10)]
     pub top: usize,
+
+    /// Follow symbolic links (entries are what they point to). Each directory is walked once,
+    /// however many links lead to it, as du -L does: a later link to it, or a loop, is skipped.
+    #[arg(short = 'L', long)]
+    pub dereference: bool,
 
     #[command(flatten)]
     pub walk: WalkArgs,
@@ -112,6 +116,10 @@ pub fn run(args: &WalkCmdArgs, cluster: &Cluster) -> Exit {
 
     let roots: Vec<Vec<u8>> = args.paths.iter().map(|p| os_to_bytes(p)).collect();
     let mut options = args.walk.options();
+    if args.dereference {
+        options.follow = Follow::Always;
+        options.each_dir_once = true;
+    }
     let progress = terminal_progress("walk");
     if let Some((callback, _)) = &progress {
         options.progress = Some(callback.clone());
@@ -169,13 +177,7 @@ fn print_report(report: &Report, json: bool) -> Exit {
     } else {
         text::render(report)
     };
-    match std::io::stdout().lock().write_all(printed.as_bytes()) {
-        Ok(()) => Exit::Ok,
-        Err(e) => {
-            print_error("walk", format_args!("writing the summary: {e}"));
-            Exit::Errors
-        }
-    }
+    if print_stdout(printed.as_bytes()) { Exit::Errors } else { Exit::Ok }
 }
 
 fn now() -> Timestamp {
