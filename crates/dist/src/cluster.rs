@@ -1,6 +1,7 @@
 //! The process group a tool runs in: one local process, or the ranks of an MPI job. Tools call
 //! these methods the same way in both cases and never touch MPI themselves.
 
+use crate::launch::{Launch, LaunchRefused};
 use crate::sched_kind::SchedKind;
 use crate::stats::{ClusterStats, RankStats, STATS_VERSION};
 use canopy_engine::output::Sink;
@@ -30,15 +31,28 @@ enum Kind {
 
 impl Cluster {
     /// Joins the MPI job when the process was started by an MPI launcher (mpirun, srun), and runs
-    /// as a single local process otherwise. Call once per process.
-    pub fn init() -> Cluster {
+    /// as a single local process otherwise. Call once per process. Refuses a launch of several
+    /// tasks that would each run the whole job ([`crate::launch`]): a build without MPI, or MPI
+    /// without a process manager (srun without `--mpi=pmix`).
+    pub fn init() -> Result<Cluster, LaunchRefused> {
+        let Some(launch) = Launch::from_env() else { return Ok(Cluster::local()) };
         #[cfg(feature = "mpi")]
-        if crate::mpi::launched_by_mpi()
+        if launch.mpi_runtime
             && let Some(world) = crate::mpi::MpiWorld::init()
         {
-            return Cluster { kind: Kind::Mpi(world) };
+            if world.size() == 1 && launch.is_parallel() {
+                return Err(crate::launch::refuse_lone_world(&launch));
+            }
+            return Ok(Cluster { kind: Kind::Mpi(world) });
         }
-        Cluster::local()
+        if !launch.is_parallel() {
+            return Ok(Cluster::local());
+        }
+        if cfg!(feature = "mpi") {
+            Err(crate::launch::refuse_lone_world(&launch))
+        } else {
+            Err(crate::launch::refuse_without_mpi(&launch))
+        }
     }
 
     pub fn local() -> Cluster {

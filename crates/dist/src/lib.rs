@@ -9,9 +9,11 @@
 //! Safra's message-counting version of Dijkstra's token ring ([`safra`]).
 //!
 //! Without the `mpi` cargo feature (or when not started by an MPI launcher) a [`Cluster`] is a
-//! single local process and every call is the plain engine's.
+//! single local process and every call is the plain engine's; a launch of several tasks that
+//! would each run the whole job is refused ([`launch`]).
 
 mod cluster;
+pub mod launch;
 mod messenger;
 #[cfg(feature = "mpi")]
 mod mpi;

@@ -24,13 +24,6 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use std::sync::Arc;
 
-/// Whether an MPI launcher (mpirun/mpiexec, srun with PMI/PMIx) started this process.
-pub fn launched_by_mpi() -> bool {
-    ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "PMI_RANK", "MPI_LOCALNRANKS"]
-        .iter()
-        .any(|v| std::env::var_os(v).is_some())
-}
-
 pub struct MpiWorld {
     /// Dropping the universe finalises MPI, after everything else here.
     _universe: Universe,
