@@ -3,11 +3,10 @@
 mod commands;
 
 use canopy_dist::Cluster;
-use canopy_engine::{WalkFailure, panic_message};
+use canopy_engine::panic_message;
 use canopy_tools::common::Exit;
 use clap::Parser;
 use commands::Command;
-use std::any::Any;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::process::ExitCode;
 
@@ -32,7 +31,7 @@ fn main() -> ExitCode {
     };
     match catch_unwind(AssertUnwindSafe(|| cli.command.run(&cluster))) {
         Ok(code) => code,
-        Err(payload) => internal_failure(&cluster, payload),
+        Err(payload) => ExitCode::from(cluster.fail(&*payload)),
     }
 }
 
@@ -97,7 +96,7 @@ fn die_quietly_on_sigpipe() {
 }
 
 /// Every panic, on any thread, is shown as one line (and a backtrace with RUST_BACKTRACE=1); what
-/// happens next — the walk stopping, the job being aborted — is said by [`internal_failure`].
+/// happens next — the walk stopping, the job being aborted — is said by [`Cluster::fail`].
 fn show_panic(info: &std::panic::PanicHookInfo<'_>) {
     let thread = std::thread::current();
     let location = info.location().map(|l| format!(" at {l}")).unwrap_or_default();
@@ -110,22 +109,6 @@ fn show_panic(info: &std::panic::PanicHookInfo<'_>) {
     if backtrace.status() == std::backtrace::BacktraceStatus::Captured {
         eprintln!("{backtrace}");
     }
-}
-
-/// A panic reached the top (a bug), or a walk could not go on: say so with the path being
-/// visited, and exit 70 (EX_SOFTWARE; 71 when the system refused every thread) — under MPI,
-/// after aborting the whole job, whose other ranks would otherwise wait for this one forever.
-fn internal_failure(cluster: &Cluster, payload: Box<dyn Any + Send>) -> ExitCode {
-    let (message, code) = match payload.downcast_ref::<WalkFailure>() {
-        Some(failure) => (failure.to_string(), failure.exit_code()),
-        None => (format!("internal error: {}", panic_message(&*payload)), 70),
-    };
-    if cluster.size() > 1 {
-        eprintln!("canopy: rank {}: {message}; aborting the MPI job", cluster.rank());
-        cluster.abort(code);
-    }
-    eprintln!("canopy: {message}");
-    ExitCode::from(code)
 }
 
 #[cfg(test)]

@@ -106,6 +106,15 @@ fn trouble_is_exit_two() {
     let out = cmp(&[], &a, &tmp.path().join("missing"));
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("No such file or directory"));
+    // Nothing could be compared: never "no differences".
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "comparison incomplete: 0 differences, 1 errors (0 entries compared)\n"
+    );
+    let out = cmp(&["--json"], &tmp.path().join("missing"), &a);
+    assert_eq!(out.status.code(), Some(2));
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(summary["summary"]["complete"], false, "{summary}");
     if is_root() {
         std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
         std::fs::create_dir_all(a.join("locked")).unwrap();
@@ -118,5 +127,7 @@ fn trouble_is_exit_two() {
         cmd.arg("cmp").arg(&a).arg(&b);
         let out = run(cmd, None);
         assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(stdout.lines().last().is_some_and(|l| l.starts_with("comparison incomplete: ")), "{stdout}");
     }
 }

@@ -5,9 +5,11 @@ use crate::launch::{Launch, LaunchRefused};
 use crate::sched_kind::SchedKind;
 use crate::stats::{ClusterStats, RankStats, STATS_VERSION};
 use canopy_engine::output::Sink;
-use canopy_engine::{ThreadPolicy, Visitor, WalkOptions, WalkOutcome, walk};
+use canopy_engine::{ThreadPolicy, Visitor, WalkFailure, WalkOptions, WalkOutcome, panic_message, walk};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+use std::any::Any;
+use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -94,6 +96,25 @@ impl Cluster {
             #[cfg(feature = "mpi")]
             Kind::Mpi(w) => w.abort(code),
         }
+    }
+
+    /// A panic reached the top of a tool (a bug), or a walk could not go on ([`WalkFailure`]):
+    /// says so with the path being visited and gives the exit status — 70 (EX_SOFTWARE), 71 when
+    /// the system refused every thread. Under MPI the whole job is aborted with that status, since
+    /// its other ranks would wait for this one forever.
+    pub fn fail(&self, payload: &(dyn Any + Send)) -> u8 {
+        let (message, code) = match payload.downcast_ref::<WalkFailure>() {
+            Some(failure) => (failure.to_string(), failure.exit_code()),
+            None => (format!("internal error: {}", panic_message(payload)), 70),
+        };
+        if self.size() > 1 {
+            // One write: MPI_Abort's own report must not cut through it.
+            let line = format!("canopy: rank {}: {message}; aborting the MPI job\n", self.rank());
+            let _ = std::io::stderr().write_all(line.as_bytes());
+            self.abort(code);
+        }
+        eprintln!("canopy: {message}");
+        code
     }
 
     /// Whether this process prints results (rank 0).
