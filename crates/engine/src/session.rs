@@ -82,6 +82,8 @@ pub struct WalkStats {
 pub struct Session<'a, V: Visitor> {
     pub(crate) shared: Shared<'a, V>,
     policy: ThreadPolicy,
+    /// Queued once the first workers are up ([`Session::run`]).
+    roots: Mutex<Vec<CString>>,
 }
 
 impl<'a, V: Visitor> Session<'a, V> {
@@ -117,8 +119,7 @@ impl<'a, V: Visitor> Session<'a, V> {
             failure: Mutex::new(None),
             entered: options.each_dir_once.then(EnteredDirs::new),
         };
-        shared.sched.inject(roots.into_iter().map(Task::Root).collect());
-        Session { shared, policy }
+        Session { shared, policy, roots: Mutex::new(roots) }
     }
 
     /// Runs the workers while `drive` controls them from the calling thread; returns when `drive`
@@ -147,6 +148,10 @@ impl<'a, V: Visitor> Session<'a, V> {
                     break;
                 }
             }
+            // Work starts once the first workers exist: none of them can be done (and gone)
+            // before the others are started.
+            let roots = std::mem::take(&mut *self.roots.lock().unwrap_or_else(|e| e.into_inner()));
+            shared.sched.inject(roots.into_iter().map(Task::Root).collect());
             let result = catch_unwind(AssertUnwindSafe(|| drive(&driver)));
             shared.sched.stop();
             let mut states = Vec::new();
