@@ -103,11 +103,14 @@ fn under_mpirun_the_rank_that_panics_aborts_the_job() {
     tree(tmp.path());
     let argv = child(tmp.path());
     for sched in ["h-drqs", "drqs", "cp"] {
+        // Session files of its own: Open MPI's shared default races with other mpiruns' cleanup.
+        let session = tempfile::tempdir().unwrap();
         let mut cmd = Command::new("mpirun");
         cmd.args(["--oversubscribe", "-n", "3", "-x", TREE, "-x", SCHED])
             .args(&argv[..5])
             .env(TREE, &argv[5])
             .env(SCHED, sched)
+            .env("OMPI_MCA_orte_tmpdir_base", session.path())
             .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
             .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
         let out = output_within(cmd, Duration::from_secs(120));

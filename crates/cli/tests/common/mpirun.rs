@@ -1,7 +1,7 @@
 //! Running the binary under `mpirun` (Open MPI) in tests: every run has a time limit, so a hang
 //! fails the test instead of blocking it, and a test can find one rank's process to stop or kill.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -14,11 +14,25 @@ pub fn mpirun_command(n: usize, options: &[&str], args: &[&str]) -> Command {
         .args(args)
         .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
         .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .env("OMPI_MCA_orte_tmpdir_base", session_base())
         .env("LC_ALL", "C")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     cmd
+}
+
+/// Where this test thread's mpiruns keep their session files. Open MPI's default,
+/// TMPDIR/ompi.HOST.UID, is shared by every mpirun of the user: one removing it at exit while
+/// another creates its job directory inside makes the second fail ("mkdir … File exists",
+/// orte_init failed) — seen with tests running in parallel. A test thread's mpiruns run one at a
+/// time, so a base of its own has no such race.
+fn session_base() -> PathBuf {
+    let thread =
+        format!("{:?}", std::thread::current().id()).chars().filter(char::is_ascii_digit).collect::<String>();
+    let base = std::env::temp_dir().join(format!("canopy-ompi-{}-{thread}", std::process::id()));
+    std::fs::create_dir_all(&base).expect("a session directory for mpirun");
+    base
 }
 
 /// Waits for `child`; kills it and fails the test if it runs past `limit`.
@@ -37,6 +51,8 @@ pub fn output_within(child: Child, limit: Duration, context: &str) -> Output {
         true
     });
     let out = child.wait_with_output().unwrap();
+    // Empty once mpirun is done; the next mpirun of this thread makes it again.
+    let _ = std::fs::remove_dir(session_base());
     let timed_out = started.elapsed() >= limit || watchdog.join().unwrap_or(false);
     assert!(!timed_out, "{context}: did not terminate within {limit:?}");
     out
