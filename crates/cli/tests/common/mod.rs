@@ -5,6 +5,7 @@ pub mod du_tree;
 pub mod grep_trees;
 pub mod host_roots;
 pub mod mpirun;
+pub mod random_tree;
 pub mod tree_oracles;
 
 use std::ffi::{OsStr, OsString};
