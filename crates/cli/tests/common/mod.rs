@@ -6,6 +6,7 @@ pub mod grep_trees;
 pub mod host_roots;
 pub mod mpirun;
 pub mod random_tree;
+pub mod slurm;
 pub mod tree_oracles;
 
 use std::ffi::{OsStr, OsString};
