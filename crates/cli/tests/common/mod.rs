@@ -5,6 +5,7 @@ pub mod du_tree;
 pub mod grep_trees;
 pub mod host_roots;
 pub mod mpirun;
+pub mod netns;
 pub mod random_tree;
 pub mod slurm;
 pub mod tree_oracles;
