@@ -7,7 +7,8 @@
 //! Concurrent runs cannot collide: names carry the test process's id and a sequence number, and the
 //! subnet lives only inside the namespaces (the bridge has no address, nothing is routed). Dropping
 //! [`Hosts`] removes everything it made — the processes left in the namespaces, the namespaces,
-//! veths and bridge — also when the test fails.
+//! veths and bridge — also when the test fails; what a killed test process left is removed by the
+//! next run.
 
 use super::run;
 use std::path::{Path, PathBuf};
@@ -38,6 +39,7 @@ impl Hosts {
     /// `n` hosts on a new bridge, the rsh stand-in written into `dir`. Needs root.
     #[track_caller]
     pub fn create(n: usize, dir: &Path) -> Hosts {
+        remove_leftovers();
         let tag = format!("{}x{}", std::process::id(), MADE.fetch_add(1, Ordering::Relaxed));
         let bridge = format!("cn{tag}b");
         let mut hosts = Hosts { bridge: None, hosts: Vec::new(), rsh_agent: dir.join("rsh") };
@@ -139,20 +141,49 @@ impl Hosts {
 impl Drop for Hosts {
     fn drop(&mut self) {
         for host in &self.hosts {
-            // A namespace with processes in it outlives `ip netns del`: end them first (Open MPI's
-            // daemons of a failed run).
-            let pids = run(ip_command(&["netns", "pids", &host.netns]), None).stdout;
-            for pid in String::from_utf8_lossy(&pids).split_whitespace().filter_map(|p| p.parse().ok()) {
-                if let Some(pid) = rustix::process::Pid::from_raw(pid) {
-                    let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
-                }
-            }
-            run(ip_command(&["netns", "del", &host.netns]), None);
+            remove_netns(&host.netns);
             // Usually gone with its peer in the namespace; not if the namespace was never reached.
             run(ip_command(&["link", "del", &host.veth]), None);
         }
         if let Some(bridge) = &self.bridge {
             run(ip_command(&["link", "del", bridge]), None);
+        }
+    }
+}
+
+/// Ends the processes left in a namespace (Open MPI's daemons of a failed run), which would keep it
+/// alive after `ip netns del`, and deletes it.
+fn remove_netns(netns: &str) {
+    let pids = run(ip_command(&["netns", "pids", netns]), None).stdout;
+    for pid in String::from_utf8_lossy(&pids).split_whitespace().filter_map(|p| p.parse().ok()) {
+        if let Some(pid) = rustix::process::Pid::from_raw(pid) {
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+        }
+    }
+    run(ip_command(&["netns", "del", netns]), None);
+}
+
+/// Removes what test processes killed before they could clean up left behind: namespaces and
+/// links whose name carries the id of a process that no longer exists.
+fn remove_leftovers() {
+    let orphaned = |name: &str, prefix: &str| {
+        let pid = name.strip_prefix(prefix).and_then(|rest| rest.split_once('x')).map(|(pid, _)| pid);
+        pid.and_then(|pid| pid.parse::<u32>().ok())
+            .is_some_and(|pid| !Path::new(&format!("/proc/{pid}")).exists())
+    };
+    let netns = run(ip_command(&["netns", "list"]), None).stdout;
+    for line in String::from_utf8_lossy(&netns).lines() {
+        let name = line.split_whitespace().next().unwrap_or_default();
+        if orphaned(name, "canopy-") {
+            remove_netns(name);
+        }
+    }
+    // `ip -o link` lines: "7: NAME@PEER: <FLAGS> ..." (no @PEER for a bridge).
+    let links = run(ip_command(&["-o", "link", "show"]), None).stdout;
+    for line in String::from_utf8_lossy(&links).lines() {
+        let name = line.split(": ").nth(1).unwrap_or_default().split('@').next().unwrap_or_default();
+        if orphaned(name, "cn") {
+            run(ip_command(&["link", "del", name]), None);
         }
     }
 }
