@@ -7,6 +7,7 @@
 
 mod common;
 
+use common::launch_oracles::{assert_du_like_gnu, assert_success, gnu_find_records, stats_ranks};
 use common::mpirun::{LIMIT, mpirun_command, run_within};
 use common::netns::Hosts;
 use common::random_tree::random_tree;
@@ -16,11 +17,6 @@ use std::process::Output;
 
 const HOSTS: usize = 3;
 const RANKS_PER_HOST: usize = 2;
-
-#[track_caller]
-fn succeeded(out: &Output, context: &str) {
-    assert_eq!(out.status.code(), Some(0), "{context}: {}", String::from_utf8_lossy(&out.stderr));
-}
 
 /// `mpirun` on host 0 starting `RANKS_PER_HOST` ranks of `canopy ARGS` on every host.
 fn mpirun_across(hosts: &Hosts, args: &[&str]) -> Output {
@@ -50,17 +46,14 @@ fn the_walk_spans_three_network_namespace_hosts() {
     // drqs: every idle rank asks a random rank for work at once, so the walk spreads over hosts.
     let (root_s, stats_s) = (root.to_str().unwrap(), stats.to_str().unwrap());
     let out = mpirun_across(&hosts, &["find", "--sched", "drqs", "--stats", stats_s, root_s, "-print0"]);
-    succeeded(&out, "canopy find across hosts");
-    let mut find = gnu("find");
-    find.arg(&root).arg("-print0");
-    let want = run(find, None);
-    succeeded(&want, "GNU find");
-    assert_same_records(&records(&out.stdout, 0), &records(&want.stdout, 0), "canopy find across hosts");
+    assert_success(&out, "canopy find across hosts");
+    assert_same_records(&records(&out.stdout, 0), &gnu_find_records(&root), "canopy find across hosts");
 
     let after: Vec<(u64, u64)> = (0..HOSTS).map(|i| hosts.traffic(i)).collect();
-    let stats: serde_json::Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
-    let ranks = stats["ranks"].as_array().unwrap();
-    assert_eq!(ranks.len(), HOSTS * RANKS_PER_HOST);
+    let mut ranks = stats_ranks(&stats);
+    ranks.sort_by_key(|r| r["rank"].as_u64());
+    let rank_numbers: Vec<u64> = ranks.iter().filter_map(|r| r["rank"].as_u64()).collect();
+    assert_eq!(rank_numbers, (0..(HOSTS * RANKS_PER_HOST) as u64).collect::<Vec<_>>());
     let host_of: Vec<usize> = ranks
         .iter()
         .map(|r| {
@@ -108,20 +101,6 @@ fn the_walk_spans_three_network_namespace_hosts() {
         );
     }
 
-    for args in [&["-s"][..], &["-B1"]] {
-        let mut du = gnu("du");
-        du.args(args).arg(&sized);
-        let want = run(du, None);
-        succeeded(&want, "GNU du");
-        let mut ours = vec!["du"];
-        ours.extend_from_slice(args);
-        ours.push(sized.to_str().unwrap());
-        let got = mpirun_across(&hosts, &ours);
-        succeeded(&got, &format!("canopy {ours:?} across hosts"));
-        assert_same_records(
-            &records(&got.stdout, b'\n'),
-            &records(&want.stdout, b'\n'),
-            &format!("canopy {ours:?} across hosts against GNU du"),
-        );
-    }
+    let across = |args: &[&str]| mpirun_across(&hosts, args);
+    assert_du_like_gnu(&sized, &[&["-s"], &["-B1"]], across, "mpirun across hosts");
 }

@@ -7,87 +7,52 @@
 
 mod common;
 
+use common::launch_oracles::{assert_du_like_gnu, assert_success, gnu_find_records, stats_ranks};
 use common::slurm::Slurm;
 use common::*;
-use std::path::Path;
-use std::process::{Command, Output};
+use std::path::PathBuf;
+use std::process::Command;
+use tempfile::TempDir;
 
-fn skipped() -> bool {
+/// A running cluster and the hostile tree in a temporary directory; `None` (saying so) unless root.
+fn cluster_and_tree() -> Option<(Slurm, TempDir, PathBuf)> {
     if !is_root() {
         eprintln!("skipped: the test's Slurm daemons run as root; run the test as root");
+        return None;
     }
-    !is_root()
-}
-
-#[track_caller]
-fn succeeded(out: &Output, context: &str) {
-    assert_eq!(out.status.code(), Some(0), "{context}: {}", String::from_utf8_lossy(&out.stderr));
-}
-
-/// `find ROOT -print0` by GNU find: the records, sorted.
-fn gnu_find(root: &Path) -> Vec<Vec<u8>> {
-    let mut find = gnu("find");
-    find.arg(root).arg("-print0");
-    let out = run(find, None);
-    succeeded(&out, "GNU find");
-    records(&out.stdout, 0)
-}
-
-/// The ranks of a `--stats` file, which rank 0 writes once the whole job has finished.
-fn stats_ranks(path: &Path) -> Vec<serde_json::Value> {
-    let stats: serde_json::Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
-    stats["ranks"].as_array().unwrap().clone()
+    let slurm = Slurm::start();
+    let tmp = tempfile::tempdir().unwrap();
+    let root = hostile_tree(tmp.path());
+    Some((slurm, tmp, root))
 }
 
 #[test]
 fn srun_with_pmix_runs_find_and_du_as_one_job() {
-    if skipped() {
-        return;
-    }
-    let slurm = Slurm::start();
-    let tmp = tempfile::tempdir().unwrap();
-    let root = hostile_tree(tmp.path());
+    let Some((slurm, tmp, root)) = cluster_and_tree() else { return };
     let stats = tmp.path().join("stats.json");
     let (root_s, stats_s) = (root.to_str().unwrap(), stats.to_str().unwrap());
-
     let out = slurm.srun(&["--mpi=pmix", "-n", "4"], &["find", "--stats", stats_s, root_s, "-print0"]);
-    succeeded(&out, &format!("srun --mpi=pmix -n 4 canopy find\n{}", slurm.logs()));
-    assert_same_records(&records(&out.stdout, 0), &gnu_find(&root), "srun --mpi=pmix -n 4 canopy find");
+    assert_success(&out, &format!("srun --mpi=pmix -n 4 canopy find\n{}", slurm.logs()));
+    assert_same_records(
+        &records(&out.stdout, 0),
+        &gnu_find_records(&root),
+        "srun --mpi=pmix -n 4 canopy find",
+    );
     assert_eq!(stats_ranks(&stats).len(), 4, "one MPI job of four ranks, not four jobs of one");
 
     let du_base = tempfile::tempdir().unwrap();
     let sized = du_tree::tree(du_base.path());
-    for args in [&["-s"][..], &["-sb"], &["-B1"]] {
-        let mut du = gnu("du");
-        du.args(args).arg(&sized);
-        let want = run(du, None);
-        succeeded(&want, "GNU du");
-        let mut ours = vec!["du"];
-        ours.extend_from_slice(args);
-        ours.push(sized.to_str().unwrap());
-        let got = slurm.srun(&["--mpi=pmix", "-n", "4"], &ours);
-        succeeded(&got, &format!("srun --mpi=pmix -n 4 canopy {ours:?}"));
-        assert_same_records(
-            &records(&got.stdout, b'\n'),
-            &records(&want.stdout, b'\n'),
-            &format!("srun --mpi=pmix -n 4 canopy {ours:?} against GNU du"),
-        );
-    }
+    let srun = |args: &[&str]| slurm.srun(&["--mpi=pmix", "-n", "4"], args);
+    assert_du_like_gnu(&sized, &[&["-s"], &["-sb"], &["-B1"]], srun, "srun --mpi=pmix -n 4");
 }
 
 #[test]
 fn sbatch_job_runs_mpirun_inside_its_allocation() {
-    if skipped() {
-        return;
-    }
-    let slurm = Slurm::start();
-    let tmp = tempfile::tempdir().unwrap();
-    let root = hostile_tree(tmp.path());
+    let Some((slurm, tmp, root)) = cluster_and_tree() else { return };
     let stats = tmp.path().join("stats.json");
-    let (root_s, stats_s) = (root.to_str().unwrap(), stats.to_str().unwrap());
     // No host list, no -n: mpirun takes the allocation's node and slots from the job's environment.
     let mut job = Command::new("mpirun");
-    job.arg(env!("CARGO_BIN_EXE_canopy")).args(["find", "--stats", stats_s, root_s, "-print0"]);
+    job.arg(env!("CARGO_BIN_EXE_canopy")).arg("find").arg("--stats").arg(&stats).arg(&root).arg("-print0");
     let (sbatch, stdout, stderr) = slurm.sbatch(&["--ntasks=3"], &job);
     assert_eq!(
         sbatch.status.code(),
@@ -97,7 +62,7 @@ fn sbatch_job_runs_mpirun_inside_its_allocation() {
         String::from_utf8_lossy(&stderr),
         slurm.logs()
     );
-    assert_same_records(&records(&stdout, 0), &gnu_find(&root), "sbatch job: mpirun canopy find");
+    assert_same_records(&records(&stdout, 0), &gnu_find_records(&root), "sbatch job: mpirun canopy find");
     assert_eq!(stats_ranks(&stats).len(), 3, "mpirun started one rank per task of the allocation");
 }
 
@@ -107,12 +72,7 @@ fn sbatch_job_runs_mpirun_inside_its_allocation() {
 /// Another change makes canopy refuse this launch; until it is merged this test fails.
 #[test]
 fn srun_without_pmix_is_refused_naming_the_fix() {
-    if skipped() {
-        return;
-    }
-    let slurm = Slurm::start();
-    let tmp = tempfile::tempdir().unwrap();
-    let root = hostile_tree(tmp.path());
+    let Some((slurm, _tmp, root)) = cluster_and_tree() else { return };
     let out = slurm.srun(&["-n", "4"], &["find", root.to_str().unwrap()]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "srun -n 4 without PMIx; stderr: {stderr}");
