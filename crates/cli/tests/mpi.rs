@@ -8,6 +8,7 @@
 mod common;
 
 use common::mpirun::mpirun;
+use common::random_tree::random_tree;
 use common::*;
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -23,24 +24,6 @@ fn local(args: &[&str]) -> Output {
 fn nul_records(out: &Output, context: &str) -> Vec<Vec<u8>> {
     assert_eq!(out.status.code(), Some(0), "{context}: {}", String::from_utf8_lossy(&out.stderr));
     records(&out.stdout, 0)
-}
-
-/// A random tree: directories of random fan-out, files, the odd big directory.
-fn random_tree(root: &Path, seed: u64) {
-    let mut rng = fastrand::Rng::with_seed(seed);
-    let mut stack = vec![(root.to_path_buf(), 0)];
-    while let Some((dir, depth)) = stack.pop() {
-        std::fs::create_dir_all(&dir).unwrap();
-        let files = if rng.u8(..) < 8 { rng.usize(200..600) } else { rng.usize(0..10) };
-        for f in 0..files {
-            std::fs::write(dir.join(format!("f{f}")), b"").unwrap();
-        }
-        if depth < 5 {
-            for d in 0..rng.usize(1..5) {
-                stack.push((dir.join(format!("d{d}")), depth + 1));
-            }
-        }
-    }
 }
 
 fn shapes(base: &Path) -> Vec<(&'static str, PathBuf)> {

@@ -4,7 +4,11 @@
 pub mod du_tree;
 pub mod grep_trees;
 pub mod host_roots;
+pub mod launch_oracles;
 pub mod mpirun;
+pub mod netns;
+pub mod random_tree;
+pub mod slurm;
 pub mod tree_oracles;
 
 use std::ffi::{OsStr, OsString};
