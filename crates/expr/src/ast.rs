@@ -2,9 +2,9 @@
 
 use crate::glob::Glob;
 use crate::mode::Perm;
+use crate::regex_dialect::PathRegex;
 use crate::time::{TimeField, TimeWindow};
 use canopy_engine::{FileKind, Timestamp};
-use regex::bytes::Regex;
 
 #[derive(Clone, Debug)]
 pub enum Expr {
@@ -54,7 +54,7 @@ pub enum Test {
     False,
     Name(Glob),
     Path(Glob),
-    Regex(Regex),
+    Regex(PathRegex),
     LinkName(Glob),
     /// `-type`; with `follow_opposite`, `-xtype` (the other view of symlinks).
     Type {
@@ -71,6 +71,8 @@ pub enum Test {
         field: TimeField,
         window: TimeWindow,
     },
+    /// `-used N`: days from the last status change to the last access (see [`crate::time::used_window`]).
+    Used(TimeWindow),
     /// `-newer`, `-anewer`, `-cnewer`, `-newerXY`: strictly after the reference.
     Newer {
         field: TimeField,

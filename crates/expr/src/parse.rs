@@ -4,12 +4,13 @@ use crate::ast::{Cmp, Expr, Num, Test};
 use crate::glob::Glob;
 use crate::mode::Perm;
 use crate::printf::Format;
-use crate::program::{Action, Exec, GlobalOptions, Output, Program};
-use crate::regex_dialect::{Dialect, compile};
-use crate::time::{DAY, DayStart, TimeField, parse_date};
+use crate::program::{Action, Exec, GlobalOptions, Output, Program, StartList};
+use crate::regex_dialect::{Syntax, compile};
+use crate::time::{DAY, DayStart, TimeField, parse_date, used_window};
 use crate::{ids, optimize};
 use canopy_engine::sys::stat_path;
 use canopy_engine::{FileKind, Follow, Timestamp, errno_message};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::PathBuf;
 
 /// A usage error, worded like GNU find's.
@@ -50,11 +51,14 @@ fn parse_as(
         pos: 0,
         actions: Vec::new(),
         output_files: Vec::new(),
+        output_ids: Vec::new(),
         options: GlobalOptions::default(),
         explicit_depth: false,
         follow: Follow::Never,
         day: DayStart::new(start),
-        dialect: Dialect::Emacs,
+        start,
+        start_list: None,
+        regex_syntax: Syntax::FINDUTILS_DEFAULT,
         warnings: Vec::new(),
     };
     p.leading_options();
@@ -66,6 +70,20 @@ fn parse_as(
         } else {
             ParseError(format!("paths must precede expression: '{}'", lossy(extra)))
         });
+    }
+    if let Some(list) = &p.start_list {
+        if let Some(root) = roots.first() {
+            return Err(ParseError(format!(
+                "extra operand '{}': file operands cannot be combined with -files0-from",
+                lossy(root)
+            )));
+        }
+        let prompts = p.actions.iter().any(|a| matches!(a, Action::Exec(e) if e.confirm));
+        if *list == StartList::Stdin && prompts {
+            return Err(ParseError(
+                "option -files0-from reading from standard input cannot be combined with -ok, -okdir".into(),
+            ));
+        }
     }
     let has_output_action = expr.as_ref().is_some_and(|e| e.contains(&|e| matches!(e, Expr::Action(_))));
     if purpose == Purpose::Filter
@@ -90,9 +108,11 @@ fn parse_as(
         }
         p.options.depth_first = true;
     }
+    let default_root = roots.is_empty() && p.start_list.is_none() && purpose == Purpose::Find;
     let program = Program {
         follow: p.follow,
-        roots: if roots.is_empty() && purpose == Purpose::Find { vec![b".".to_vec()] } else { roots },
+        roots: if default_root { vec![b".".to_vec()] } else { roots },
+        start_list: p.start_list,
         expr: optimize::reorder(expr),
         actions: p.actions,
         output_files: p.output_files,
@@ -107,11 +127,16 @@ struct Parser<'a> {
     pos: usize,
     actions: Vec<Action>,
     output_files: Vec<PathBuf>,
+    /// The (device, inode) of each output file that existed, to share one writer per file.
+    output_ids: Vec<Option<(u64, u64)>>,
     options: GlobalOptions,
     explicit_depth: bool,
     follow: Follow,
     day: DayStart,
-    dialect: Dialect,
+    /// When find started: `-newermt 'yesterday'` counts from here.
+    start: Timestamp,
+    start_list: Option<StartList>,
+    regex_syntax: Syntax,
     warnings: Vec<String>,
 }
 
@@ -119,13 +144,11 @@ fn lossy(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
-/// GNU's rule for where the paths end: `-x`, `(` and `!` start the expression; a lone `-` is a file,
-/// and `)` or `,` are files only in first position.
-fn looks_like_expression(arg: &[u8], first: bool) -> bool {
-    match arg.first() {
-        Some(b'-') => arg.len() > 1,
-        Some(b')' | b',') => arg.len() == 1 && !first,
-        Some(b'(' | b'!') => true,
+/// GNU's rule for where the paths end: `-x`, `(` and `!` start the expression; a lone `-`, `)` or
+/// `,`, and anything else (`(-`, `!x`), is a path.
+fn looks_like_expression(arg: &[u8]) -> bool {
+    match arg {
+        [b'-', _, ..] | [b'(' | b'!'] => true,
         _ => false,
     }
 }
@@ -156,7 +179,7 @@ impl Parser<'_> {
     fn roots(&mut self) -> Vec<Vec<u8>> {
         let mut roots = Vec::new();
         while let Some(arg) = self.peek() {
-            if looks_like_expression(arg, roots.is_empty()) {
+            if looks_like_expression(arg) {
                 break;
             }
             roots.push(arg.to_vec());
@@ -303,10 +326,10 @@ impl Parser<'_> {
             "-noleaf" | "-warn" | "-nowarn" => test(Test::True),
             "-regextype" => {
                 let arg = self.text_argument(&name)?;
-                self.dialect = Dialect::from_name(&arg).ok_or_else(|| {
+                self.regex_syntax = Syntax::from_name(&arg).ok_or_else(|| {
                     ParseError(format!(
                         "Unknown regular expression type '{arg}'; valid types are {}.",
-                        Dialect::NAMES
+                        Syntax::NAMES
                     ))
                 })?;
                 test(Test::True)
@@ -339,8 +362,8 @@ impl Parser<'_> {
             }
             "-regex" | "-iregex" => {
                 let pattern = self.argument(&name)?;
-                let regex = compile(&pattern, self.dialect, name == "-iregex").map_err(|e| {
-                    ParseError(format!("invalid regular expression '{}': {e}", lossy(&pattern)))
+                let regex = compile(&pattern, self.regex_syntax, name == "-iregex").map_err(|e| {
+                    ParseError(format!("failed to compile regular expression '{}': {e}", lossy(&pattern)))
                 })?;
                 test(Test::Regex(regex))
             }
@@ -379,7 +402,7 @@ impl Parser<'_> {
                 let arg = self.argument(&name)?;
                 let reference = if y == b't' {
                     let text = lossy(&arg);
-                    parse_date(&text).ok_or_else(|| {
+                    parse_date(&text, self.start).ok_or_else(|| {
                         ParseError(format!("I cannot figure out how to interpret '{text}' as a date or time"))
                     })?
                 } else {
@@ -413,6 +436,19 @@ impl Parser<'_> {
                     "-links" => Test::Links(num),
                     _ => Test::Inum(num),
                 })
+            }
+            "-used" => {
+                let arg = self.text_argument(&name)?;
+                test(Test::Used(used_window(&arg).map_err(|e| ParseError(format!("{e} to '{name}'")))?))
+            }
+            "-files0-from" => {
+                let source = self.argument(&name)?;
+                self.start_list = Some(if source == b"-" {
+                    StartList::Stdin
+                } else {
+                    StartList::File(PathBuf::from(std::ffi::OsString::from_vec(source)))
+                });
+                test(Test::True)
             }
             "-nouser" => test(Test::NoUser),
             "-nogroup" => test(Test::NoGroup),
@@ -462,6 +498,9 @@ impl Parser<'_> {
             }
             "-delete" => Ok(self.action(Action::Delete)),
             "-exec" | "-execdir" | "-ok" | "-okdir" => {
+                if name.ends_with("dir") {
+                    check_path_safety(&name, std::env::var_os("PATH").as_deref())?;
+                }
                 let exec = self.exec(&name)?;
                 Ok(self.action(Action::Exec(exec)))
             }
@@ -478,18 +517,23 @@ impl Parser<'_> {
         Expr::Action(self.actions.len() - 1)
     }
 
+    /// The output of `-fprint FILE` & co.: `/dev/stdout` is standard output itself, as in GNU
+    /// find, and names of one file (the same path, a hard or symbolic link) share one writer, so
+    /// it is created and truncated once.
     fn output_file(&mut self, primary: &str) -> Result<Output, ParseError> {
-        let path = PathBuf::from(<std::ffi::OsString as std::os::unix::ffi::OsStringExt>::from_vec(
-            self.argument(primary)?,
-        ));
-        let index = match self.output_files.iter().position(|p| *p == path) {
-            Some(i) => i,
-            None => {
-                self.output_files.push(path);
-                self.output_files.len() - 1
-            }
-        };
-        Ok(Output::File(index))
+        let path = PathBuf::from(std::ffi::OsString::from_vec(self.argument(primary)?));
+        if path == std::path::Path::new("/dev/stdout") {
+            return Ok(Output::Stdout);
+        }
+        let id = stat_path(path.as_os_str().as_bytes(), true).ok().map(|m| (m.dev, m.ino));
+        let known = self.output_files.iter().zip(&self.output_ids).position(|(p, known_id)| {
+            *p == path || (id.is_some() && *known_id == id)
+        });
+        Ok(Output::File(known.unwrap_or_else(|| {
+            self.output_files.push(path);
+            self.output_ids.push(id);
+            self.output_files.len() - 1
+        })))
     }
 
     fn format(&mut self, primary: &str) -> Result<Format, ParseError> {
@@ -537,6 +581,29 @@ impl Parser<'_> {
     }
 }
 
+/// GNU refuses `-execdir` and `-okdir` when `PATH` has a relative entry (`.`, an empty one, `bin`):
+/// the command would be looked up in each directory visited.
+fn check_path_safety(primary: &str, path: Option<&std::ffi::OsStr>) -> Result<(), ParseError> {
+    let Some(path) = path else { return Ok(()) };
+    for entry in path.as_bytes().split(|&b| b == b':') {
+        if entry.is_empty() || entry == b"." {
+            return Err(ParseError(format!(
+                "The current directory is included in the PATH environment variable, which is insecure in \
+                 combination with the {primary} action of find.  Please remove the current directory from your \
+                 $PATH (that is, remove \".\", doubled colons, or leading or trailing colons)"
+            )));
+        }
+        if entry[0] != b'/' {
+            return Err(ParseError(format!(
+                "The relative path '{}' is included in the PATH environment variable, which is insecure in \
+                 combination with the {primary} action of find.  Please remove that entry from $PATH",
+                lossy(entry)
+            )));
+        }
+    }
+    Ok(())
+}
+
 fn unsupported_newer(name: &str) -> ParseError {
     ParseError(format!("invalid predicate '{name}' (supported: -newerXY with X in a,c,m and Y in a,c,m,t)"))
 }
@@ -568,13 +635,16 @@ fn parse_types(arg: &str, primary: &str) -> Result<Vec<FileKind>, ParseError> {
     Ok(kinds)
 }
 
-/// `N`, `+N`, `-N`.
+/// `N`, `+N`, `-N`. After the comparison the number is read like C's `strtoumax` (GNU's
+/// `xstrtoumax`): leading blanks and one `+` are allowed, so `-+5` is "less than 5".
 fn parse_num(arg: &str) -> Option<Num> {
-    let (cmp, digits) = match arg.as_bytes().first()? {
+    let (cmp, number) = match arg.as_bytes().first()? {
         b'+' => (Cmp::Greater, &arg[1..]),
         b'-' => (Cmp::Less, &arg[1..]),
         _ => (Cmp::Equal, arg),
     };
+    let number = number.trim_start_matches(|c: char| c.is_ascii_whitespace() || c == '\x0b');
+    let digits = number.strip_prefix('+').unwrap_or(number);
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
@@ -616,6 +686,8 @@ mod tests {
         assert_eq!(prog.actions.len(), 1, "implicit -print added");
         assert_eq!(p(&[]).unwrap().roots, args(&["."]));
         assert_eq!(p(&[")", "-print"]).unwrap().roots, args(&[")"]), "a leading ')' is a file");
+        let weird = p(&["-", "(-", "!-", ",", ")", "./(", "(", "!", "-print", "-o", "-print", ")"]).unwrap();
+        assert_eq!(weird.roots, args(&["-", "(-", "!-", ",", ")", "./("]), "as GNU: only ( ! -x start it");
     }
 
     #[test]
@@ -675,5 +747,62 @@ mod tests {
         assert_eq!(parse_size("10"), Some((Num { cmp: Cmp::Equal, value: 10 }, 512)));
         assert_eq!(parse_size("-3c"), Some((Num { cmp: Cmp::Less, value: 3 }, 1)));
         assert_eq!(parse_num("+"), None);
+        assert_eq!(parse_num("-+5"), Some(Num { cmp: Cmp::Less, value: 5 }));
+        assert_eq!(parse_num("++5"), Some(Num { cmp: Cmp::Greater, value: 5 }));
+        assert_eq!(parse_num(" 5"), Some(Num { cmp: Cmp::Equal, value: 5 }));
+        assert_eq!(parse_num("+-5"), None);
+        assert_eq!(parse_num("5 "), None);
+    }
+}
+
+#[cfg(test)]
+mod start_and_output_tests {
+    use super::*;
+
+    fn args(s: &[&str]) -> Vec<Vec<u8>> {
+        s.iter().map(|a| a.as_bytes().to_vec()).collect()
+    }
+
+    fn p(s: &[&str]) -> Result<Program, ParseError> {
+        parse(&args(s), Timestamp { sec: 1_700_000_000, nsec: 0 }).map(|(p, _)| p)
+    }
+
+    #[test]
+    fn files0_from_replaces_the_operands() {
+        let prog = p(&["-files0-from", "a", "-files0-from", "-"]).unwrap();
+        assert_eq!(prog.start_list, Some(StartList::Stdin), "the last one counts");
+        assert!(prog.roots.is_empty(), "no default '.'");
+        assert!(p(&[".", "-files0-from", "a"]).unwrap_err().0.contains("extra operand '.'"));
+        let err = p(&["-files0-from", "-", "-ok", "echo", "{}", ";"]).unwrap_err().0;
+        assert!(err.contains("cannot be combined with -ok"), "{err}");
+        assert!(p(&["-files0-from", "-", "-ok", "echo", "{}", ";", "-files0-from", "f"]).is_ok());
+    }
+
+    #[test]
+    fn execdir_refuses_a_relative_path() {
+        let check = |path: &str| check_path_safety("-execdir", Some(std::ffi::OsStr::new(path)));
+        assert!(check("/usr/bin:/bin").is_ok());
+        assert!(check(".:/bin").unwrap_err().0.contains("current directory is included"));
+        assert!(check("/bin::/usr/bin").unwrap_err().0.contains("current directory is included"));
+        assert!(check("/bin:").unwrap_err().0.contains("current directory is included"));
+        assert!(check("bin:/usr/bin").unwrap_err().0.contains("relative path 'bin'"));
+        assert!(check_path_safety("-execdir", None).is_ok());
+    }
+
+    #[test]
+    fn one_writer_per_output_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("out");
+        std::fs::write(&file, b"").unwrap();
+        std::fs::hard_link(&file, dir.path().join("hard")).unwrap();
+        std::os::unix::fs::symlink("out", dir.path().join("soft")).unwrap();
+        let path = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
+        let (out, hard, soft, other) = (path("out"), path("hard"), path("soft"), path("other"));
+        let prog = p(&["-fprint", &out, "-fprint", &hard, "-fprint", &soft, "-fprint", &other, "-fprint", &out])
+            .unwrap();
+        assert_eq!(prog.output_files.len(), 2, "out, its links and itself again share one; other is new");
+        let prog = p(&["-fprint", "/dev/stdout"]).unwrap();
+        assert!(prog.output_files.is_empty());
+        assert!(matches!(prog.actions[0], Action::Print { output: Output::Stdout, .. }));
     }
 }

@@ -127,26 +127,34 @@ fn seconds_since_local_midnight(t: i64) -> i64 {
     }
 }
 
-/// Parses the date of `-newerXt`: `@SECONDS[.FRACTION]`, `YYYY-MM-DD`, `YYYY-MM-DD HH:MM[:SS[.F]]`
-/// (a `T` may replace the space), in local time.
-pub fn parse_date(text: &str) -> Option<Timestamp> {
-    if let Some(epoch) = text.strip_prefix('@') {
-        let secs: f64 = epoch.parse().ok()?;
-        return Some(from_nanos((secs * 1e9) as i128));
+/// `-used N`: the file was last accessed N days after its status last changed. GNU compares
+/// `ctime - atime` against `-N` days with the same window as `-mtime`, from an origin of zero.
+pub fn used_window(arg: &str) -> Result<TimeWindow, String> {
+    let (sign, number) = split_sign(arg);
+    let amount: f64 = number.parse().map_err(|_| format!("invalid argument '{arg}'"))?;
+    if !amount.is_finite() || !(0.0..=1e15).contains(&amount) {
+        return Err(format!("invalid argument '{arg}'"));
     }
-    let (date, time) = match text.split_once([' ', 'T']) {
-        Some((d, t)) => (d, t),
-        None => (text, "00:00:00"),
-    };
-    let mut d = date.splitn(3, '-').map(|p| p.parse::<i32>());
-    let (year, month, day) = (d.next()?.ok()?, d.next()?.ok()?, d.next()?.ok()?);
-    let mut t = time.splitn(3, ':');
-    let hour: i32 = t.next()?.parse().ok()?;
-    let minute: i32 = t.next()?.parse().ok()?;
-    let seconds: f64 = t.next().unwrap_or("0").parse().ok()?;
-    let whole = seconds.trunc() as i32;
-    let sec = crate::clock::local_mktime(year, month, day, hour, minute, whole)?;
-    Some(Timestamp { sec, nsec: (seconds.fract() * 1e9) as u32 })
+    let reference = from_nanos(-((amount * DAY as f64 * 1e9) as i128));
+    Ok(match sign {
+        b'+' => TimeWindow::Before(reference),
+        b'-' => TimeWindow::After(reference),
+        _ => TimeWindow::Within { start: reference, length: DAY },
+    })
+}
+
+/// What `-used` compares: how long before its last access a file's status last changed, negated.
+pub fn used_delta(meta: &canopy_engine::Metadata) -> Timestamp {
+    from_nanos(nanos(meta.ctime) - nanos(meta.atime))
+}
+
+/// Parses the date of `-newerXt` as GNU find does (gnulib's `parse_datetime`, the parser of
+/// `date -d`): `@SECONDS`, ISO dates, `Jun 1 2023`, `yesterday`, `1 day ago`, zones and offsets —
+/// relative forms counted from `now`, in the local time zone (`TZ`).
+pub fn parse_date(text: &str, now: Timestamp) -> Option<Timestamp> {
+    let now = jiff::Timestamp::new(now.sec, now.nsec as i32).ok()?.to_zoned(jiff::tz::TimeZone::system());
+    let parsed = parse_datetime::parse_datetime_at_date(now, text).ok()?;
+    Some(Timestamp { sec: parsed.unix_epoch_second(), nsec: parsed.subsec_nanosecond() as u32 })
 }
 
 #[cfg(test)]
@@ -186,10 +194,27 @@ mod tests {
     }
 
     #[test]
-    fn dates() {
-        assert_eq!(parse_date("@1000.5"), Some(Timestamp { sec: 1000, nsec: 500_000_000 }));
-        assert!(parse_date("2024-02-03").is_some());
-        assert!(parse_date("2024-02-03 10:20:30.25").is_some());
-        assert!(parse_date("yesterday").is_none());
+    fn dates_like_gnu_date() {
+        let date = |text: &str| parse_date(text, NOW);
+        assert_eq!(date("@1000.5"), Some(Timestamp { sec: 1000, nsec: 500_000_000 }));
+        assert_eq!(date("1969-12-31T23:59:59Z"), Some(Timestamp { sec: -1, nsec: 0 }));
+        assert_eq!(date("2001-09-09 01:46:40+00:00"), Some(NOW));
+        assert_eq!(date("1 day ago"), Some(ago(DAY)));
+        assert!(date("2024-02-03 10:20:30.25").is_some());
+        assert!(date("yesterday").is_some());
+        assert!(date("Jun 1 2023").is_some());
+        assert!(date("not a date").is_none());
+    }
+
+    #[test]
+    fn used_counts_days_from_change_to_access() {
+        // Accessed an hour after the last change: -used 1 (within a day); a year after: -used +7.
+        let delta = |secs: i64| Timestamp { sec: -secs, nsec: 0 };
+        assert!(used_window("1").unwrap().contains(delta(3600)));
+        assert!(!used_window("2").unwrap().contains(delta(3600)));
+        assert!(used_window("2").unwrap().contains(delta(DAY + 3600)));
+        assert!(used_window("+7").unwrap().contains(delta(365 * DAY)));
+        assert!(!used_window("+7").unwrap().contains(delta(-DAY)), "accessed before the change");
+        assert!(used_window("-1").unwrap().contains(delta(3600)));
     }
 }

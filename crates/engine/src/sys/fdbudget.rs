@@ -9,12 +9,21 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 static OPEN_CACHED: AtomicUsize = AtomicUsize::new(0);
+static ORIGINAL_LIMIT: OnceLock<Rlimit> = OnceLock::new();
+
+/// `RLIMIT_NOFILE` as the process found it, before the budget raised it: what child processes
+/// (`find -exec`) must get back.
+pub fn original_nofile_limit() -> Rlimit {
+    fd_budget();
+    ORIGINAL_LIMIT.get().cloned().unwrap_or_else(|| getrlimit(Resource::Nofile))
+}
 
 /// How many directory fds the engine may keep open at once.
 pub fn fd_budget() -> usize {
     static BUDGET: OnceLock<usize> = OnceLock::new();
     *BUDGET.get_or_init(|| {
         let limit = getrlimit(Resource::Nofile);
+        let _ = ORIGINAL_LIMIT.set(limit.clone());
         let mut soft = limit.current.unwrap_or(1 << 20);
         if let Some(hard) = limit.maximum.or(Some(1 << 20)) {
             let raised = Rlimit { current: Some(hard), maximum: limit.maximum };

@@ -8,7 +8,7 @@ mod open;
 mod stat;
 mod timing;
 
-pub use fdbudget::{CachedFd, fd_budget, open_cached_fds};
+pub use fdbudget::{CachedFd, fd_budget, open_cached_fds, original_nofile_limit};
 pub use fstype::{FsClass, classify_fs};
 pub use open::{PATH_MAX, open_beneath, open_dir_at, open_path, split_parent};
 pub use stat::{stat_at, stat_path};
