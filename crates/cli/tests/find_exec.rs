@@ -56,24 +56,41 @@ fn stdout_is_flushed_before_each_child() {
     many_files(tmp.path(), 40, 8);
     for threads in ["1", "4"] {
         let mut ours = canopy();
-        ours.current_dir(tmp.path()).args(["find", "-j", threads, "many", "-print0", "-exec", "echo", "found", ";"]);
+        ours.current_dir(tmp.path())
+            .args(["find", "-j", threads, "many", "-print0", "-exec", "echo", "found", ";"]);
         let out = run(ours, None);
         let text = String::from_utf8(out.stdout).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 41);
         for line in lines {
             let (path, found) = line.split_once('\0').unwrap_or(("", line));
-            assert!(path.starts_with("many") && found == "found", "a path and its child's line together: {line:?}");
+            assert!(
+                path.starts_with("many") && found == "found",
+                "a path and its child's line together: {line:?}"
+            );
         }
     }
     // The `{} +` form: everything printed before the batch's output.
-    let (want, got) = FindRun::default().both(tmp.path(), &["many/0000000", "-print0", "-exec", "echo", "found", "{}", "+"]);
+    let (want, got) = FindRun::default()
+        .both(tmp.path(), &["many/0000000", "-print0", "-exec", "echo", "found", "{}", "+"]);
     assert_eq!(got.stdout, want.stdout);
     // -ok: the pending output before the prompt, the prompt before the child's output.
     let yes = b"y\ny\ny\n";
     let mut ours = canopy();
-    ours.current_dir(tmp.path())
-        .args(["find", "-j", "4", "many", "-name", "000000[0-2]", "-printf", "%p ? ", "-ok", "echo", "found", ";"]);
+    ours.current_dir(tmp.path()).args([
+        "find",
+        "-j",
+        "4",
+        "many",
+        "-name",
+        "000000[0-2]",
+        "-printf",
+        "%p ? ",
+        "-ok",
+        "echo",
+        "found",
+        ";",
+    ]);
     let out = run_merged(ours, yes);
     for line in out.lines() {
         let path = line.split(' ').next().unwrap();
@@ -123,13 +140,22 @@ fn children_get_the_original_fd_limit() {
 #[test]
 fn a_missing_command_is_reported_once() {
     let tmp = tempfile::tempdir().unwrap();
+    // Enough long names for several batches: GNU names the command once per batch, canopy once.
     many_files(tmp.path(), 3000, 120);
-    for threads in ["1", "4"] {
-        let options = ["-j", threads];
-        let run = FindRun { canopy_options: &options, ..FindRun::default() };
-        let got = run.same(tmp.path(), &[".", "-type", "f", "-exec", "/nonexistent/command", "{}", "+"]);
-        assert_eq!(String::from_utf8_lossy(&got.stderr).lines().count(), 1);
-        run.same(tmp.path(), &[".", "-type", "f", "-execdir", "/nonexistent/command", "{}", "+"]);
+    for exec in ["-exec", "-execdir"] {
+        for threads in ["1", "4"] {
+            let options = ["-j", threads];
+            let run = FindRun { canopy_options: &options, ..FindRun::default() };
+            let (want, got) =
+                run.both(tmp.path(), &[".", "-type", "f", exec, "/nonexistent/command", "{}", "+"]);
+            assert_eq!((got.status.code(), want.status.code()), (Some(1), Some(1)));
+            let first_gnu_line = String::from_utf8_lossy(&want.stderr).lines().next().unwrap().to_string();
+            assert_eq!(
+                String::from_utf8_lossy(&got.stderr),
+                format!("canopy {first_gnu_line}\n"),
+                "{exec} -j {threads}"
+            );
+        }
     }
     let tmp = tempfile::tempdir().unwrap();
     many_files(tmp.path(), 5, 8);

@@ -22,11 +22,7 @@ fn matches_show_on_a_terminal_while_the_walk_runs() {
     // (~280 kB of names), the walk blocks. x, met before, must already be on the terminal.
     let fifo = tmp.path().join("fifo");
     mkfifo(&fifo);
-    let reader = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc_nonblock())
-        .open(&fifo)
-        .unwrap();
+    let reader = std::fs::OpenOptions::new().read(true).custom_flags(libc_nonblock()).open(&fifo).unwrap();
     let command = format!(
         "{} find -j 1 {} -name x -print -o -fprint {}",
         env!("CARGO_BIN_EXE_canopy"),
@@ -65,9 +61,17 @@ fn matches_show_on_a_terminal_while_the_walk_runs() {
     let _ = (&reader).read_to_end(&mut listed);
     let status = child.wait().unwrap();
     let terminal_text = watcher.join().unwrap();
-    assert!(shown.is_ok(), "the match was not on the terminal while the walk ran: {:?}", String::from_utf8_lossy(&terminal_text));
+    assert!(
+        shown.is_ok(),
+        "the match was not on the terminal while the walk ran: {:?}",
+        String::from_utf8_lossy(&terminal_text)
+    );
     assert!(status.success());
-    assert_eq!(listed.split(|&b| b == b'\n').filter(|l| !l.is_empty()).count(), 5002, "root, many and its files");
+    assert_eq!(
+        listed.split(|&b| b == b'\n').filter(|l| !l.is_empty()).count(),
+        5002,
+        "root, many and its files"
+    );
 }
 
 fn libc_nonblock() -> i32 {

@@ -3,7 +3,7 @@
 use crate::glob::Glob;
 use crate::mode::Perm;
 use crate::regex_dialect::PathRegex;
-use crate::time::{TimeField, TimeWindow};
+use crate::time::{TimeField, TimeWindow, UsedWindow};
 use canopy_engine::{FileKind, Timestamp};
 
 #[derive(Clone, Debug)]
@@ -71,8 +71,8 @@ pub enum Test {
         field: TimeField,
         window: TimeWindow,
     },
-    /// `-used N`: days from the last status change to the last access (see [`crate::time::used_window`]).
-    Used(TimeWindow),
+    /// `-used N`: days from the last status change to the last access.
+    Used(UsedWindow),
     /// `-newer`, `-anewer`, `-cnewer`, `-newerXY`: strictly after the reference.
     Newer {
         field: TimeField,

@@ -4,7 +4,6 @@ use crate::ast::{Expr, Test};
 use crate::fstype::fs_type_name;
 use crate::ids::{group_name, user_name};
 use crate::printf::read_link;
-use crate::time::used_delta;
 use canopy_engine::sys::{open_dir_at, open_path};
 use canopy_engine::{Entry, Errno, FileKind, Metadata};
 use rustix::fs::{Access, AtFlags, CWD, RawDir};
@@ -33,7 +32,9 @@ pub fn eval<D>(expr: &Expr, entry: &Entry<'_, D>, host: &mut impl Host<D>, flow:
         Expr::And(items) => items.iter().all(|e| !flow.quit && eval(e, entry, host, flow)),
         Expr::Or(items) => items.iter().any(|e| !flow.quit && eval(e, entry, host, flow)),
         // After -quit nothing more runs, not even the rest of a `,` list.
-        Expr::List(items) => items.iter().fold(false, |value, e| if flow.quit { value } else { eval(e, entry, host, flow) }),
+        Expr::List(items) => {
+            items.iter().fold(false, |value, e| if flow.quit { value } else { eval(e, entry, host, flow) })
+        }
         Expr::Not(inner) => !eval(inner, entry, host, flow),
         Expr::Test(test) => test_entry(test, entry, host, flow),
         Expr::Action(index) => host.action(*index, entry),
@@ -99,7 +100,7 @@ fn test_entry<D>(test: &Test, entry: &Entry<'_, D>, host: &mut impl Host<D>, flo
         Test::Time { field, window } => {
             meta(&mut report, flow).is_some_and(|m| window.contains(field.of(&m)))
         }
-        Test::Used(window) => meta(&mut report, flow).is_some_and(|m| window.contains(used_delta(&m))),
+        Test::Used(window) => meta(&mut report, flow).is_some_and(|m| window.contains(&m)),
         Test::Newer { field, reference } => {
             meta(&mut report, flow).is_some_and(|m| field.of(&m) > *reference)
         }

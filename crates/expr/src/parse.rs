@@ -66,9 +66,9 @@ fn parse_as(
     let expr = if p.pos < args.len() { Some(p.list()?) } else { None };
     if let Some(extra) = args.get(p.pos) {
         return Err(if extra == b")" {
-            ParseError("invalid expression; you have too many ')'".into())
+            ParseError("you have too many ')'".into())
         } else {
-            ParseError(format!("paths must precede expression: '{}'", lossy(extra)))
+            ParseError(format!("paths must precede expression: `{}'", lossy(extra)))
         });
     }
     if let Some(list) = &p.start_list {
@@ -262,7 +262,7 @@ impl Parser<'_> {
                 "invalid expression; you have used a binary operator '{}' with nothing before it.",
                 lossy(self.peek().unwrap_or_default())
             ))),
-            Some(b")") => Err(ParseError("invalid expression; you have too many ')'".into())),
+            Some(b")") => Err(ParseError("you have too many ')'".into())),
             Some(_) => self.primary(),
             None => Err(ParseError("expected an expression".into())),
         }
@@ -270,15 +270,14 @@ impl Parser<'_> {
 
     /// The argument of the primary just consumed.
     fn argument(&mut self, primary: &str) -> Result<Vec<u8>, ParseError> {
-        let arg = self.peek().ok_or_else(|| ParseError(format!("missing argument to '{primary}'")))?.to_vec();
+        let arg = self.peek().ok_or_else(|| missing_argument(primary))?.to_vec();
         self.pos += 1;
         Ok(arg)
     }
 
     fn text_argument(&mut self, primary: &str) -> Result<String, ParseError> {
         let arg = self.argument(primary)?;
-        String::from_utf8(arg)
-            .map_err(|e| ParseError(format!("invalid argument '{}' to '{primary}'", lossy(e.as_bytes()))))
+        String::from_utf8(arg).map_err(|e| invalid_argument(&lossy(e.as_bytes()), primary))
     }
 
     fn primary(&mut self) -> Result<Expr, ParseError> {
@@ -373,8 +372,7 @@ impl Parser<'_> {
             }
             "-size" => {
                 let arg = self.text_argument(&name)?;
-                let (num, unit) =
-                    parse_size(&arg).ok_or_else(|| ParseError(format!("invalid -size argument '{arg}'")))?;
+                let (num, unit) = parse_size(&arg).map_err(ParseError)?;
                 test(Test::Size { num, unit })
             }
             "-empty" => test(Test::Empty),
@@ -382,8 +380,7 @@ impl Parser<'_> {
                 let arg = self.text_argument(&name)?;
                 let field = TimeField::from_letter(token[1]).unwrap_or(TimeField::Modify);
                 let unit = if name.ends_with("min") { 60 } else { DAY };
-                let window =
-                    self.day.window(&arg, unit).map_err(|e| ParseError(format!("{e} to '{name}'")))?;
+                let window = self.day.window(&arg, unit).map_err(|_| invalid_argument(&arg, &name))?;
                 test(Test::Time { field, window })
             }
             "-newer" | "-anewer" | "-cnewer" => {
@@ -428,8 +425,7 @@ impl Parser<'_> {
             }
             "-uid" | "-gid" | "-links" | "-inum" => {
                 let arg = self.text_argument(&name)?;
-                let num = parse_num(&arg)
-                    .ok_or_else(|| ParseError(format!("invalid argument '{arg}' to '{name}'")))?;
+                let num = parse_num(&arg).ok_or_else(|| invalid_argument(&arg, &name))?;
                 test(match name.as_str() {
                     "-uid" => Test::Uid(num),
                     "-gid" => Test::Gid(num),
@@ -439,7 +435,9 @@ impl Parser<'_> {
             }
             "-used" => {
                 let arg = self.text_argument(&name)?;
-                test(Test::Used(used_window(&arg).map_err(|e| ParseError(format!("{e} to '{name}'")))?))
+                let window = used_window(&arg)
+                    .ok_or_else(|| ParseError(format!("Invalid argument {arg} to -used")))?;
+                test(Test::Used(window))
             }
             "-files0-from" => {
                 let source = self.argument(&name)?;
@@ -507,8 +505,8 @@ impl Parser<'_> {
             "-help" | "--help" | "-version" | "--version" => Err(ParseError(format!(
                 "{name} is not an expression; use 'canopy find --help' or 'canopy --version'"
             ))),
-            _ if token.first() == Some(&b'-') => Err(ParseError(format!("unknown predicate '{name}'"))),
-            _ => Err(ParseError(format!("paths must precede expression: '{name}'"))),
+            _ if token.first() == Some(&b'-') => Err(ParseError(format!("unknown predicate `{name}'"))),
+            _ => Err(ParseError(format!("paths must precede expression: `{name}'"))),
         }
     }
 
@@ -526,9 +524,11 @@ impl Parser<'_> {
             return Ok(Output::Stdout);
         }
         let id = stat_path(path.as_os_str().as_bytes(), true).ok().map(|m| (m.dev, m.ino));
-        let known = self.output_files.iter().zip(&self.output_ids).position(|(p, known_id)| {
-            *p == path || (id.is_some() && *known_id == id)
-        });
+        let known = self
+            .output_files
+            .iter()
+            .zip(&self.output_ids)
+            .position(|(p, known_id)| *p == path || (id.is_some() && *known_id == id));
         Ok(Output::File(known.unwrap_or_else(|| {
             self.output_files.push(path);
             self.output_ids.push(id);
@@ -549,7 +549,7 @@ impl Parser<'_> {
         let mut argv: Vec<Vec<u8>> = Vec::new();
         loop {
             let Some(arg) = self.peek().map(<[u8]>::to_vec) else {
-                return Err(ParseError(format!("missing argument to '{primary}'")));
+                return Err(missing_argument(primary));
             };
             self.pos += 1;
             if arg == b";" {
@@ -558,18 +558,18 @@ impl Parser<'_> {
             if arg == b"+" && argv.last().is_some_and(|a| a == b"{}") && !confirm {
                 if argv[..argv.len() - 1].iter().any(|a| a == b"{}") {
                     return Err(ParseError(format!(
-                        "only one instance of {{}} is supported with {primary} ... +"
+                        "Only one instance of {{}} is supported with {primary} ... +"
                     )));
                 }
                 if argv.len() == 1 {
-                    return Err(ParseError(format!("missing argument to '{primary}'")));
+                    return Err(missing_argument(primary));
                 }
                 return Ok(Exec { argv, batch: true, in_dir: primary.ends_with("dir"), confirm });
             }
             argv.push(arg);
         }
         if argv.is_empty() {
-            return Err(ParseError(format!("missing argument to '{primary}'")));
+            return Err(missing_argument(primary));
         }
         Ok(Exec { argv, batch: false, in_dir: primary.ends_with("dir"), confirm })
     }
@@ -604,8 +604,19 @@ fn check_path_safety(primary: &str, path: Option<&std::ffi::OsStr>) -> Result<()
     Ok(())
 }
 
+/// GNU find's wording (its own quotes, whatever the locale).
+fn missing_argument(primary: &str) -> ParseError {
+    ParseError(format!("missing argument to `{primary}'"))
+}
+
+fn invalid_argument(arg: &str, primary: &str) -> ParseError {
+    ParseError(format!("invalid argument `{arg}' to `{primary}'"))
+}
+
 fn unsupported_newer(name: &str) -> ParseError {
-    ParseError(format!("invalid predicate '{name}' (supported: -newerXY with X in a,c,m and Y in a,c,m,t)"))
+    ParseError(format!(
+        "invalid predicate `{name}' (canopy supports -newerXY with X in a,c,m and Y in a,c,m,t)"
+    ))
 }
 
 fn parse_types(arg: &str, primary: &str) -> Result<Vec<FileKind>, ParseError> {
@@ -651,19 +662,25 @@ fn parse_num(arg: &str) -> Option<Num> {
     Some(Num { cmp, value: digits.parse().ok()? })
 }
 
-/// `-size [+-]N[bcwkMG]`: the unit the size is rounded up to before comparing.
-fn parse_size(arg: &str) -> Option<(Num, u64)> {
-    let (number, unit) = match arg.as_bytes().last()? {
-        b'b' => (&arg[..arg.len() - 1], 512),
-        b'c' => (&arg[..arg.len() - 1], 1),
-        b'w' => (&arg[..arg.len() - 1], 2),
-        b'k' => (&arg[..arg.len() - 1], 1024),
-        b'M' => (&arg[..arg.len() - 1], 1 << 20),
-        b'G' => (&arg[..arg.len() - 1], 1 << 30),
-        b'0'..=b'9' => (arg, 512),
-        _ => return None,
+/// `-size [+-]N[bcwkMG]`: the number and the unit the size is rounded up to before comparing;
+/// errors in GNU find's words.
+fn parse_size(arg: &str) -> Result<(Num, u64), String> {
+    let last = arg.chars().last().unwrap_or('0');
+    let (number, unit) = match last {
+        'b' => (&arg[..arg.len() - 1], 512),
+        'c' => (&arg[..arg.len() - 1], 1),
+        'w' => (&arg[..arg.len() - 1], 2),
+        'k' => (&arg[..arg.len() - 1], 1024),
+        'M' => (&arg[..arg.len() - 1], 1 << 20),
+        'G' => (&arg[..arg.len() - 1], 1 << 30),
+        '0'..='9' => (arg, 512),
+        _ if arg.len() > 1 && arg[..arg.len() - last.len_utf8()].ends_with(|c: char| c.is_ascii_digit()) => {
+            return Err(format!("invalid -size type `{last}'"));
+        }
+        _ if arg.len() == 1 => return Err(format!("invalid -size type `{last}'")),
+        _ => return Err(format!("Invalid argument `{arg}' to -size")),
     };
-    Some((parse_num(number)?, unit))
+    parse_num(number).map(|num| (num, unit)).ok_or_else(|| format!("Invalid argument `{arg}' to -size"))
 }
 
 #[cfg(test)]
@@ -707,16 +724,18 @@ mod tests {
     #[test]
     fn usage_errors_like_gnu() {
         let err = |a: &[&str]| p(a).unwrap_err().0;
-        assert!(err(&["-name"]).contains("missing argument to '-name'"));
-        assert!(err(&["-foo"]).contains("unknown predicate '-foo'"));
-        assert!(err(&["-name", "x", "dir"]).contains("paths must precede expression: 'dir'"));
+        assert!(err(&["-name"]).contains("missing argument to `-name'"));
+        assert!(err(&["-foo"]).contains("unknown predicate `-foo'"));
+        assert!(err(&["-name", "x", "dir"]).contains("paths must precede expression: `dir'"));
         assert!(err(&["(", "-name", "x"]).contains("expecting to find a ')'"));
         assert!(err(&["-o", "-print"]).contains("binary operator '-o' with nothing before it"));
         assert!(err(&["-type", "q"]).contains("Unknown argument to -type: q"));
-        assert!(err(&["-exec", "echo", "{}"]).contains("missing argument to '-exec'"));
+        assert!(err(&["-exec", "echo", "{}"]).contains("missing argument to `-exec'"));
         assert!(err(&["-delete", "-prune"]).contains("-delete action automatically turns on -depth"));
         assert!(p(&["-depth", "-delete", "-prune"]).is_ok());
-        assert!(err(&["-size", "1x"]).contains("invalid -size"));
+        assert_eq!(err(&["-size", "1x"]), "invalid -size type `x'");
+        assert_eq!(err(&["-size", "+"]), "invalid -size type `+'");
+        assert_eq!(err(&["-size", "abc"]), "Invalid argument `abc' to -size");
     }
 
     #[test]
@@ -743,9 +762,9 @@ mod tests {
 
     #[test]
     fn sizes_and_numbers() {
-        assert_eq!(parse_size("+1M"), Some((Num { cmp: Cmp::Greater, value: 1 }, 1 << 20)));
-        assert_eq!(parse_size("10"), Some((Num { cmp: Cmp::Equal, value: 10 }, 512)));
-        assert_eq!(parse_size("-3c"), Some((Num { cmp: Cmp::Less, value: 3 }, 1)));
+        assert_eq!(parse_size("+1M"), Ok((Num { cmp: Cmp::Greater, value: 1 }, 1 << 20)));
+        assert_eq!(parse_size("10"), Ok((Num { cmp: Cmp::Equal, value: 10 }, 512)));
+        assert_eq!(parse_size("-3c"), Ok((Num { cmp: Cmp::Less, value: 3 }, 1)));
         assert_eq!(parse_num("+"), None);
         assert_eq!(parse_num("-+5"), Some(Num { cmp: Cmp::Less, value: 5 }));
         assert_eq!(parse_num("++5"), Some(Num { cmp: Cmp::Greater, value: 5 }));
@@ -798,8 +817,9 @@ mod start_and_output_tests {
         std::os::unix::fs::symlink("out", dir.path().join("soft")).unwrap();
         let path = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
         let (out, hard, soft, other) = (path("out"), path("hard"), path("soft"), path("other"));
-        let prog = p(&["-fprint", &out, "-fprint", &hard, "-fprint", &soft, "-fprint", &other, "-fprint", &out])
-            .unwrap();
+        let prog =
+            p(&["-fprint", &out, "-fprint", &hard, "-fprint", &soft, "-fprint", &other, "-fprint", &out])
+                .unwrap();
         assert_eq!(prog.output_files.len(), 2, "out, its links and itself again share one; other is new");
         let prog = p(&["-fprint", "/dev/stdout"]).unwrap();
         assert!(prog.output_files.is_empty());

@@ -105,7 +105,7 @@ impl Format {
                             pieces.push(Piece::Stop);
                         }
                         None => {
-                            warnings.push(format!("unrecognized escape '\\{}'", format[i - 1] as char));
+                            warnings.push(format!("unrecognized escape `\\{}'", format[i - 1] as char));
                             text.extend_from_slice(&format[i - 2..i]);
                         }
                     }
@@ -127,7 +127,7 @@ impl Format {
                         None => {
                             let end = (i + 1).min(format.len());
                             warnings.push(format!(
-                                "unrecognized format directive '{}'",
+                                "unrecognized format directive `{}'",
                                 String::from_utf8_lossy(&format[start..end])
                             ));
                             text.extend_from_slice(&format[start..end]);

@@ -66,7 +66,8 @@ impl Syntax {
             | CHAR_CLASSES
             | UNMATCHED_RIGHT_PAREN_ORD
             | NO_GNU_OPS;
-        let egrep = (POSIX_EXTENDED | INVALID_INTERVAL_ORD | NEWLINE_ALT) & !(CONTEXT_INVALID_OPS | DOT_NOT_NULL);
+        let egrep =
+            (POSIX_EXTENDED | INVALID_INTERVAL_ORD | NEWLINE_ALT) & !(CONTEXT_INVALID_OPS | DOT_NOT_NULL);
         Some(Syntax(match name {
             "findutils-default" => Self::FINDUTILS_DEFAULT.0,
             "emacs" => 0,
@@ -153,7 +154,10 @@ impl Unit {
 
 fn units(pattern: &[u8], utf8: bool) -> Vec<Unit> {
     if !utf8 {
-        return pattern.iter().map(|&b| if b.is_ascii() { Unit::Char(char::from(b)) } else { Unit::Byte(b) }).collect();
+        return pattern
+            .iter()
+            .map(|&b| if b.is_ascii() { Unit::Char(char::from(b)) } else { Unit::Byte(b) })
+            .collect();
     }
     let mut out = Vec::with_capacity(pattern.len());
     for chunk in pattern.utf8_chunks() {
@@ -290,9 +294,8 @@ impl<'a> Translator<'a> {
             }
             Unit::Char('$') => {
                 let at_end = pos + 1 == self.units.len();
-                let before_close = || {
-                    matches!(self.peek(pos + 1, self.syntax.0).0, Token::Alt | Token::CloseGroup)
-                };
+                let before_close =
+                    || matches!(self.peek(pos + 1, self.syntax.0).0, Token::Alt | Token::CloseGroup);
                 if s.has(CONTEXT_INDEP_ANCHORS) || at_end || before_close() {
                     Token::Anchor(Anchor::LineLast)
                 } else {
@@ -318,7 +321,8 @@ impl<'a> Translator<'a> {
 
     fn branch(&mut self, nest: u32) -> Result<String, String> {
         let mut out = self.expression(nest)?.unwrap_or_default();
-        while !matches!(self.token, Token::Alt | Token::End) && !(nest > 0 && self.token == Token::CloseGroup) {
+        while !matches!(self.token, Token::Alt | Token::End) && !(nest > 0 && self.token == Token::CloseGroup)
+        {
             out.push_str(&self.expression(nest)?.unwrap_or_default());
         }
         Ok(out)
@@ -382,7 +386,8 @@ impl<'a> Translator<'a> {
                 Some(quantifier) => atom = format!("(?:{atom}){quantifier}"),
                 None => break, // an interval read literally: the `{` is the next atom
             }
-            if self.syntax.has(CONTEXT_INVALID_DUP) && matches!(self.token, Token::Star | Token::OpenInterval) {
+            if self.syntax.has(CONTEXT_INVALID_DUP) && matches!(self.token, Token::Star | Token::OpenInterval)
+            {
                 return Err(BAD_REPEAT.into());
             }
         }
@@ -417,7 +422,9 @@ impl<'a> Translator<'a> {
                 };
                 if start == -2 || end == -2 {
                     if !self.syntax.has(INVALID_INTERVAL_ORD) {
-                        return Err(if self.token == Token::End { "Unmatched \\{" } else { BAD_INTERVAL }.into());
+                        return Err(
+                            if self.token == Token::End { "Unmatched \\{" } else { BAD_INTERVAL }.into()
+                        );
                     }
                     self.pos = after_brace;
                     self.token = Token::Char(brace);
@@ -618,7 +625,11 @@ impl Set {
 
     fn add(&mut self, unit: Unit, charset: Charset) {
         let text = Self::escaped(unit, charset);
-        if Self::is_stray_byte(unit, charset) { self.bytes.push_str(&text) } else { self.text.push_str(&text) }
+        if Self::is_stray_byte(unit, charset) {
+            self.bytes.push_str(&text)
+        } else {
+            self.text.push_str(&text)
+        }
     }
 
     fn range(&mut self, lo: Unit, hi: Unit, no_empty: bool, charset: Charset) -> Result<(), String> {
@@ -633,7 +644,11 @@ impl Set {
             return if no_empty { Err("Invalid range end".into()) } else { Ok(()) };
         }
         let range = format!("{}-{}", Self::escaped(lo, charset), Self::escaped(hi, charset));
-        if Self::is_stray_byte(lo, charset) { self.bytes.push_str(&range) } else { self.text.push_str(&range) }
+        if Self::is_stray_byte(lo, charset) {
+            self.bytes.push_str(&range)
+        } else {
+            self.text.push_str(&range)
+        }
         Ok(())
     }
 
@@ -681,8 +696,10 @@ fn byte_escape(b: u8) -> String {
 
 /// `[:name:]` as class members: Unicode's categories in a UTF-8 locale, ASCII in the C locale.
 fn class_regex(name: &str, utf8: bool) -> Result<String, String> {
-    const NAMES: [&str; 12] =
-        ["alpha", "upper", "lower", "digit", "xdigit", "space", "print", "punct", "graph", "cntrl", "blank", "alnum"];
+    const NAMES: [&str; 12] = [
+        "alpha", "upper", "lower", "digit", "xdigit", "space", "print", "punct", "graph", "cntrl", "blank",
+        "alnum",
+    ];
     if !NAMES.contains(&name) {
         return Err("Invalid character class name".into());
     }

@@ -127,25 +127,40 @@ fn seconds_since_local_midnight(t: i64) -> i64 {
     }
 }
 
-/// `-used N`: the file was last accessed N days after its status last changed. GNU compares
-/// `ctime - atime` against `-N` days with the same window as `-mtime`, from an origin of zero.
-pub fn used_window(arg: &str) -> Result<TimeWindow, String> {
-    let (sign, number) = split_sign(arg);
-    let amount: f64 = number.parse().map_err(|_| format!("invalid argument '{arg}'"))?;
-    if !amount.is_finite() || !(0.0..=1e15).contains(&amount) {
-        return Err(format!("invalid argument '{arg}'"));
-    }
-    let reference = from_nanos(-((amount * DAY as f64 * 1e9) as i128));
-    Ok(match sign {
-        b'+' => TimeWindow::Before(reference),
-        b'-' => TimeWindow::After(reference),
-        _ => TimeWindow::Within { start: reference, length: DAY },
-    })
+/// `-used N`: the file was last accessed N days after its status last changed, as GNU find 4.9
+/// counts it (measured against it): with `x` = atime − ctime, `N` is `N-1 < x <= N` days, `+N`
+/// is `x > N` days, `-N` is `x < N` days — and never a file accessed before its last change.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UsedWindow {
+    sign: u8,
+    limit_ns: i128,
 }
 
-/// What `-used` compares: how long before its last access a file's status last changed, negated.
-pub fn used_delta(meta: &canopy_engine::Metadata) -> Timestamp {
-    from_nanos(nanos(meta.ctime) - nanos(meta.atime))
+impl UsedWindow {
+    pub fn contains(self, meta: &canopy_engine::Metadata) -> bool {
+        self.contains_times(meta.atime, meta.ctime)
+    }
+
+    fn contains_times(self, atime: Timestamp, ctime: Timestamp) -> bool {
+        let x = nanos(atime) - nanos(ctime);
+        let day = i128::from(DAY) * 1_000_000_000;
+        x > 0
+            && match self.sign {
+                b'+' => x > self.limit_ns,
+                b'-' => x < self.limit_ns,
+                _ => x > self.limit_ns - day && x <= self.limit_ns,
+            }
+    }
+}
+
+/// Parses `-used`'s argument (`N`, `+N`, `-N`, N a decimal number of days).
+pub fn used_window(arg: &str) -> Option<UsedWindow> {
+    let (sign, number) = split_sign(arg);
+    let days: f64 = number.parse().ok()?;
+    if !days.is_finite() || !(0.0..=1e15).contains(&days) {
+        return None;
+    }
+    Some(UsedWindow { sign, limit_ns: (days * DAY as f64 * 1e9) as i128 })
 }
 
 /// Parses the date of `-newerXt` as GNU find does (gnulib's `parse_datetime`, the parser of
@@ -208,13 +223,15 @@ mod tests {
 
     #[test]
     fn used_counts_days_from_change_to_access() {
-        // Accessed an hour after the last change: -used 1 (within a day); a year after: -used +7.
-        let delta = |secs: i64| Timestamp { sec: -secs, nsec: 0 };
-        assert!(used_window("1").unwrap().contains(delta(3600)));
-        assert!(!used_window("2").unwrap().contains(delta(3600)));
-        assert!(used_window("2").unwrap().contains(delta(DAY + 3600)));
-        assert!(used_window("+7").unwrap().contains(delta(365 * DAY)));
-        assert!(!used_window("+7").unwrap().contains(delta(-DAY)), "accessed before the change");
-        assert!(used_window("-1").unwrap().contains(delta(3600)));
+        // Measured with GNU find 4.9: accessed 1 h and 23 h after the change are -used 1, 25 h and
+        // 47 h are -used 2; +1 is beyond a day, -2 below two; accessed before the change, never.
+        let accessed = |hours: i64| Timestamp { sec: NOW.sec + hours * 3600, nsec: 0 };
+        let used = |arg: &str, hours: i64| used_window(arg).unwrap().contains_times(accessed(hours), NOW);
+        assert!(used("1", 1) && used("1", 23) && !used("1", 25));
+        assert!(used("2", 25) && used("2", 47) && !used("2", 49));
+        assert!(used("+1", 25) && !used("+1", 23));
+        assert!(used("-2", 47) && !used("-2", 49) && used("-1", 1));
+        assert!(!used("0", -1) && !used("-1", -1) && !used("+0", -1));
+        assert!(used_window("x").is_none());
     }
 }

@@ -51,7 +51,11 @@ impl FindRun<'_> {
             String::from_utf8_lossy(&got.stderr),
             String::from_utf8_lossy(&want.stderr)
         );
-        assert_eq!(messages(&got.stderr, "canopy find: "), messages(&want.stderr, "find: "), "stderr differs: {context}");
+        assert_eq!(
+            messages(&got.stderr, "canopy find: "),
+            messages(&want.stderr, "find: "),
+            "stderr differs: {context}"
+        );
         got
     }
 }

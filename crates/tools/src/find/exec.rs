@@ -228,7 +228,14 @@ struct Batch {
 impl Batches {
     /// Adds `entry` to action `action`'s batch, first running the batch if it is full or (for
     /// `-execdir`) belongs to another directory.
-    pub fn add(&mut self, find: &Find<'_>, action: usize, exec: &Exec, entry: &Entry<'_, ()>, outputs: &mut Outputs) {
+    pub fn add(
+        &mut self,
+        find: &Find<'_>,
+        action: usize,
+        exec: &Exec,
+        entry: &Entry<'_, ()>,
+        outputs: &mut Outputs,
+    ) {
         let (dir, target) = WorkDir::target(exec, entry);
         if let Some(i) = self.pending.iter().position(|b| b.action == action) {
             let same_dir = match (&self.pending[i].dir, &dir) {

@@ -54,7 +54,10 @@ impl<'p> Host<()> for FindHost<'_, 'p> {
                         let path = String::from_utf8_lossy(&entry.path()).into_owned();
                         crate::common::print_error(
                             "find",
-                            format_args!("getfilecon failed: '{path}': {}", canopy_engine::errno_message(errno)),
+                            format_args!(
+                                "getfilecon failed: '{path}': {}",
+                                canopy_engine::errno_message(errno)
+                            ),
                         );
                         self.find.failed.store(true, std::sync::atomic::Ordering::Relaxed);
                     }

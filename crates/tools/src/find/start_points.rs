@@ -15,10 +15,9 @@ pub fn read(list: &StartList) -> Result<StartPoints, String> {
     let (name, bytes) = match list {
         StartList::Stdin => {
             let mut bytes = Vec::new();
-            std::io::stdin()
-                .lock()
-                .read_to_end(&mut bytes)
-                .map_err(|e| format!("'(standard input)': read error: {}", crate::common::io_error_message(&e)))?;
+            std::io::stdin().lock().read_to_end(&mut bytes).map_err(|e| {
+                format!("'(standard input)': read error: {}", crate::common::io_error_message(&e))
+            })?;
             ("(standard input)".to_string(), bytes)
         }
         StartList::File(path) => {
@@ -43,7 +42,10 @@ fn split(bytes: &[u8], source: &str) -> StartPoints {
     }
     for (index, item) in items.split(|&b| b == 0).enumerate() {
         if item.is_empty() {
-            crate::common::print_error("find", format_args!("'{source}':{}: invalid zero-length file name", index + 1));
+            crate::common::print_error(
+                "find",
+                format_args!("'{source}':{}: invalid zero-length file name", index + 1),
+            );
             points.invalid += 1;
         } else {
             points.roots.push(item.to_vec());
