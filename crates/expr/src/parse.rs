@@ -147,10 +147,7 @@ fn lossy(b: &[u8]) -> String {
 /// GNU's rule for where the paths end: `-x`, `(` and `!` start the expression; a lone `-`, `)` or
 /// `,`, and anything else (`(-`, `!x`), is a path.
 fn looks_like_expression(arg: &[u8]) -> bool {
-    match arg {
-        [b'-', _, ..] | [b'(' | b'!'] => true,
-        _ => false,
-    }
+    matches!(arg, [b'-', _, ..] | [b'(' | b'!'])
 }
 
 impl Parser<'_> {

@@ -312,20 +312,22 @@ impl<'a> Translator<'a> {
         let mut branches = vec![self.branch(nest)?];
         while self.token == Token::Alt {
             self.fetch(CARET_ANCHORS_HERE);
-            let ends_branch = matches!(self.token, Token::Alt | Token::End)
-                || (nest > 0 && self.token == Token::CloseGroup);
-            branches.push(if ends_branch { String::new() } else { self.branch(nest)? });
+            branches.push(if self.ends_branch(nest) { String::new() } else { self.branch(nest)? });
         }
         Ok(if branches.len() == 1 { branches.remove(0) } else { format!("(?:{})", branches.join("|")) })
     }
 
     fn branch(&mut self, nest: u32) -> Result<String, String> {
         let mut out = self.expression(nest)?.unwrap_or_default();
-        while !matches!(self.token, Token::Alt | Token::End) && !(nest > 0 && self.token == Token::CloseGroup)
-        {
+        while !self.ends_branch(nest) {
             out.push_str(&self.expression(nest)?.unwrap_or_default());
         }
         Ok(out)
+    }
+
+    /// `|`, the end, or (nested) the closing parenthesis.
+    fn ends_branch(&self, nest: u32) -> bool {
+        matches!(self.token, Token::Alt | Token::End) || (nest > 0 && self.token == Token::CloseGroup)
     }
 
     /// One atom and the repetitions that follow it; `None` where there is nothing to match.
@@ -806,7 +808,7 @@ mod tests {
         assert_eq!(err("\\", "findutils-default"), "Trailing backslash");
         assert_eq!(err("[abc", "findutils-default"), "Unmatched [, [^, [:, [., or [=");
         assert!(err("\\(a\\)\\1", "findutils-default").contains("not supported"));
-        assert!(m("[z-a]x", "emacs", b"x") == false, "an empty range matches nothing in emacs syntax");
+        assert!(!m("[z-a]x", "emacs", b"x"), "an empty range matches nothing in emacs syntax");
     }
 
     #[test]

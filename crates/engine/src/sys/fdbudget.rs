@@ -15,7 +15,7 @@ static ORIGINAL_LIMIT: OnceLock<Rlimit> = OnceLock::new();
 /// (`find -exec`) must get back.
 pub fn original_nofile_limit() -> Rlimit {
     fd_budget();
-    ORIGINAL_LIMIT.get().cloned().unwrap_or_else(|| getrlimit(Resource::Nofile))
+    ORIGINAL_LIMIT.get().copied().unwrap_or_else(|| getrlimit(Resource::Nofile))
 }
 
 /// How many directory fds the engine may keep open at once.
@@ -23,7 +23,7 @@ pub fn fd_budget() -> usize {
     static BUDGET: OnceLock<usize> = OnceLock::new();
     *BUDGET.get_or_init(|| {
         let limit = getrlimit(Resource::Nofile);
-        let _ = ORIGINAL_LIMIT.set(limit.clone());
+        let _ = ORIGINAL_LIMIT.set(limit);
         let mut soft = limit.current.unwrap_or(1 << 20);
         if let Some(hard) = limit.maximum.or(Some(1 << 20)) {
             let raised = Rlimit { current: Some(hard), maximum: limit.maximum };

@@ -110,7 +110,7 @@ fn run(argv: &[Vec<u8>], dir: Option<BorrowedFd<'_>>) -> Option<bool> {
             if let Some(raw) = dir {
                 rustix::process::fchdir(BorrowedFd::borrow_raw(raw))?;
             }
-            rustix::process::setrlimit(rustix::process::Resource::Nofile, limit.clone())?;
+            rustix::process::setrlimit(rustix::process::Resource::Nofile, limit)?;
             Ok(())
         });
     }
