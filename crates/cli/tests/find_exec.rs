@@ -9,28 +9,31 @@ use common::*;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 
-/// A flat directory of `n` files with names of `name_len` bytes.
-fn many_files(base: &Path, n: usize, name_len: usize) -> std::path::PathBuf {
-    let dir = base.join("many");
-    std::fs::create_dir(&dir).unwrap();
+/// `many/dNN/NAME`: `n` files with names of `name_len` bytes spread over `dirs` directories, so that
+/// several workers visit entries at once.
+fn many_files(base: &Path, dirs: usize, n: usize, name_len: usize) -> std::path::PathBuf {
+    let top = base.join("many");
     for i in 0..n {
+        let dir = top.join(format!("d{:02}", i % dirs));
+        std::fs::create_dir_all(&dir).unwrap();
         let name = format!("{i:0>width$}", width = name_len);
         std::fs::write(dir.join(name), format!("line one of {i}\nline two of {i}\n")).unwrap();
     }
-    dir
+    top
 }
 
 #[test]
 fn children_run_one_at_a_time() {
     let tmp = tempfile::tempdir().unwrap();
-    many_files(tmp.path(), 24, 8);
+    many_files(tmp.path(), 16, 48, 8);
     // Each child holds a lock directory for a moment; a child started while another holds it
     // reports the overlap. Serialised children never overlap, whatever the timing.
-    let child = "mkdir ../lock 2>/dev/null || echo OVERLAP; sleep 0.05; rmdir ../lock";
+    let lock = tmp.path().join("lock");
+    let child = format!("mkdir {} 2>/dev/null || echo OVERLAP; sleep 0.05; rmdir {0}", lock.display());
     for form in ["-exec", "-execdir"] {
         let mut ours = canopy();
         ours.current_dir(tmp.path().join("many")).args(["find", "-j", "8", ".", "-type", "f"]);
-        ours.args([form, "sh", "-c", child, "sh", "{}", ";"]);
+        ours.args([form, "sh", "-c", &child, "sh", "{}", ";"]);
         let out = run(ours, None);
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         assert!(!String::from_utf8_lossy(&out.stdout).contains("OVERLAP"), "children overlapped ({form})");
@@ -41,7 +44,7 @@ fn children_run_one_at_a_time() {
 fn batched_grep_output_is_never_spliced() {
     let tmp = tempfile::tempdir().unwrap();
     // Long names: many batches of `{} +`, each grep writing several pipe buffers' worth of lines.
-    many_files(tmp.path(), 3000, 120);
+    many_files(tmp.path(), 8, 3000, 120);
     let args = [".", "-type", "f", "-exec", "grep", "-H", "line", "{}", "+"];
     for threads in ["2", "8"] {
         let options = ["-j", threads];
@@ -53,7 +56,7 @@ fn batched_grep_output_is_never_spliced() {
 #[test]
 fn stdout_is_flushed_before_each_child() {
     let tmp = tempfile::tempdir().unwrap();
-    many_files(tmp.path(), 40, 8);
+    many_files(tmp.path(), 8, 40, 8);
     for threads in ["1", "4"] {
         let mut ours = canopy();
         ours.current_dir(tmp.path())
@@ -61,7 +64,7 @@ fn stdout_is_flushed_before_each_child() {
         let out = run(ours, None);
         let text = String::from_utf8(out.stdout).unwrap();
         let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines.len(), 41);
+        assert_eq!(lines.len(), 49, "many, 8 directories, 40 files");
         for line in lines {
             let (path, found) = line.split_once('\0').unwrap_or(("", line));
             assert!(
@@ -72,10 +75,10 @@ fn stdout_is_flushed_before_each_child() {
     }
     // The `{} +` form: everything printed before the batch's output.
     let (want, got) = FindRun::default()
-        .both(tmp.path(), &["many/0000000", "-print0", "-exec", "echo", "found", "{}", "+"]);
+        .both(tmp.path(), &["many/d00/00000000", "-print0", "-exec", "echo", "found", "{}", "+"]);
     assert_eq!(got.stdout, want.stdout);
     // -ok: the pending output before the prompt, the prompt before the child's output.
-    let yes = b"y\ny\ny\n";
+    let yes = b"y\ny\ny\ny\ny\ny\ny\ny\n";
     let mut ours = canopy();
     ours.current_dir(tmp.path()).args([
         "find",
@@ -83,7 +86,7 @@ fn stdout_is_flushed_before_each_child() {
         "4",
         "many",
         "-name",
-        "000000[0-2]",
+        "0000000[0-7]",
         "-printf",
         "%p ? ",
         "-ok",
@@ -92,6 +95,7 @@ fn stdout_is_flushed_before_each_child() {
         ";",
     ]);
     let out = run_merged(ours, yes);
+    assert_eq!(out.lines().count(), 8);
     for line in out.lines() {
         let path = line.split(' ').next().unwrap();
         assert_eq!(line, format!("{path} ? < echo ... {path} > ? found"));
@@ -115,7 +119,7 @@ fn run_merged(mut command: std::process::Command, stdin: &[u8]) -> String {
 #[test]
 fn children_get_the_original_fd_limit() {
     let tmp = tempfile::tempdir().unwrap();
-    many_files(tmp.path(), 3, 8);
+    many_files(tmp.path(), 1, 3, 8);
     for exec in ["-exec", "-execdir"] {
         for who in ["gnu", "ours"] {
             let mut command = if who == "gnu" { gnu("find") } else { canopy() };
@@ -141,7 +145,7 @@ fn children_get_the_original_fd_limit() {
 fn a_missing_command_is_reported_once() {
     let tmp = tempfile::tempdir().unwrap();
     // Enough long names for several batches: GNU names the command once per batch, canopy once.
-    many_files(tmp.path(), 3000, 120);
+    many_files(tmp.path(), 4, 3000, 120);
     for exec in ["-exec", "-execdir"] {
         for threads in ["1", "4"] {
             let options = ["-j", threads];
@@ -158,7 +162,7 @@ fn a_missing_command_is_reported_once() {
         }
     }
     let tmp = tempfile::tempdir().unwrap();
-    many_files(tmp.path(), 5, 8);
+    many_files(tmp.path(), 1, 5, 8);
     // One child per entry: one message per entry, as GNU find.
     FindRun::default().same(tmp.path(), &[".", "-type", "f", "-exec", "/nonexistent/command", "{}", ";"]);
 }
