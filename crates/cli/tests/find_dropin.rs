@@ -311,6 +311,7 @@ fn printf_types_and_contexts_like_gnu() {
     }
     FindRun::default().same(tmp.path(), &["loops", "-printf", "(%p) (%l) %y %Y\\n"]);
     FindRun::default().same(tmp.path(), &["loops", "-printf", "%p [%Z] %y\\n"]);
+    FindRun::default().same(tmp.path(), &["loops", "-printf", "%p [%BY|%B+|%Bk] %y\\n"]);
     FindRun::default().same(tmp.path(), &["-L", "loops/file", "loops/ok", "-printf", "%Z|%p\\n"]);
 }
 

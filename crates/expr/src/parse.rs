@@ -499,6 +499,9 @@ impl Parser<'_> {
                 let exec = self.exec(&name)?;
                 Ok(self.action(Action::Exec(exec)))
             }
+            "-context" => Err(ParseError(
+                "invalid predicate -context: canopy find does not match SELinux contexts (-printf %Z prints them)".into(),
+            )),
             "-help" | "--help" | "-version" | "--version" => Err(ParseError(format!(
                 "{name} is not an expression; use 'canopy find --help' or 'canopy --version'"
             ))),

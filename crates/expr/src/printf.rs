@@ -68,6 +68,8 @@ enum Field {
     CTime(TimeOf),
     /// `%Ak %Ck %Tk`.
     Time(TimeOf, u8),
+    /// `%Bk`, the birth time: empty, as GNU find 4.9 prints it on Linux (it reads no birth time).
+    Birth,
 }
 
 impl Field {
@@ -82,6 +84,7 @@ impl Field {
                 | Field::StartPoint
                 | Field::Depth
                 | Field::Context
+                | Field::Birth
         )
     }
 }
@@ -327,6 +330,7 @@ fn parse_field(format: &[u8], i: &mut usize) -> Option<Field> {
         b'A' => return time(TimeOf::Access),
         b'C' => return time(TimeOf::Change),
         b'T' => return time(TimeOf::Modify),
+        b'B' => return time(TimeOf::Modify).map(|_| Field::Birth),
         _ => {
             *i -= 1;
             return None;
@@ -389,6 +393,7 @@ fn field_value<D>(field: Field, entry: &Entry<'_, D>, path: &[u8], root: &[u8]) 
         Field::Context => security_context(entry)?,
         Field::CTime(of) => ctime_with_nanos(time_of(&meta()?, of)),
         Field::Time(of, k) => format_time(time_of(&meta()?, of), k),
+        Field::Birth => Vec::new(),
     })
 }
 

@@ -18,25 +18,33 @@ use std::os::unix::ffi::OsStringExt;
 use visitor::{Find, StartPass};
 
 const AFTER_HELP: &str = "\
-The arguments after canopy's own options are GNU find's: [-H|-L|-P] [PATH...] [EXPRESSION].
-Supported: tests -name -iname -path -ipath -regex -iregex -lname -ilname -type -xtype -size -empty
--mtime -mmin -atime -amin -ctime -cmin -newer -anewer -cnewer -newerXY -user -group -uid -gid
--nouser -nogroup -perm -links -inum -samefile -readable -writable -executable -fstype -true -false;
-actions -print -print0 -printf -fprint -fprint0 -fprintf -ls -fls -exec -execdir -ok -okdir -delete
--prune -quit; operators ( ) ! -not -a -and -o -or , ; options -maxdepth -mindepth -depth -xdev -mount
--daystart -regextype -ignore_readdir_race -follow -noleaf. Canopy adds -g GLOB: a name glob,
+The arguments after canopy's own options are GNU find's: [-H|-L|-P] [-D OPTS] [-OLEVEL] [PATH...]
+[EXPRESSION], with GNU find's meaning (checked with bfs's GNU-compatible test suite and GNU find
+itself; README.md lists the differences). Tests -name -iname -path -ipath -wholename -iwholename -regex -iregex
+-lname -ilname -type -xtype -size -empty -mtime -mmin -atime -amin -ctime -cmin -used -newer
+-anewer -cnewer -newerXY -user -group -uid -gid -nouser -nogroup -perm -links -inum -samefile
+-readable -writable -executable -fstype -true -false; actions -print -print0 -printf -fprint
+-fprint0 -fprintf -ls -fls -exec -execdir -ok -okdir -delete -prune -quit; operators ( ) ! -not
+-a -and -o -or ,; options -maxdepth -mindepth -depth -xdev -mount -daystart -regextype
+-files0-from -ignore_readdir_race -follow -noleaf -warn. Canopy adds -g GLOB: a name glob,
 case-insensitive unless it has capitals.
 
-Output is the same set of lines GNU find prints, in whatever order the workers finish; --sort makes
-it deterministic. Exit status: 0 if all went well, 1 if any error was reported, 2 on a usage error.
-Under mpirun every rank walks and rank 0 prints (-fprint files are written by rank 0 too).
+Output is the same set of lines GNU find prints. Starting points that are not directories come
+in command-line order; entries below directories in whatever order the workers finish (--sort
+makes it deterministic). On a terminal each match is printed as it is found. -exec, -execdir, -ok
+and -okdir children run one at a time, with standard output flushed before each.
+Exit status: 0 if all went well, 1 if any error was reported or the expression is wrong (as GNU
+find), 2 if canopy's own options are. Under mpirun every rank walks and rank 0 prints (-fprint
+files are written by rank 0 too).
 
 Examples:
   canopy find /data -name '*.h5' -size +1G
   canopy find -g '*.rs'                          # like: find . -iname '*.rs'
   canopy find /scratch -user alice -mtime +90 -print0 | xargs -0 ls -l
   canopy find -j 64 /lustre/project -type f -printf '%s %p\\n'
+  canopy find src -type f -exec grep -H TODO {} +
   canopy find --sort src -type d -empty -delete
+  canopy find -files0-from list0.txt -newermt 'yesterday'
   mpirun -n 8 canopy find /lustre/project -newermt 2024-01-01 -print0 > changed.lst";
 
 /// Search a tree in parallel with GNU find's expression language.
