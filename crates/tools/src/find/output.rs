@@ -118,3 +118,63 @@ impl Outputs {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    /// A sink whose bytes the test can read.
+    #[derive(Clone, Default)]
+    struct Shared(Arc<Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Shared {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    fn outputs(line_buffered: bool) -> (Outputs, Shared) {
+        let shared = Shared::default();
+        let sink = Sink::new(Box::new(shared.clone()));
+        let policy = OutputPolicy { sorted: false, line_buffered, gate: None };
+        (Outputs::new(&[sink], &policy), shared)
+    }
+
+    #[test]
+    fn an_entry_is_written_whole_and_only_between_entries() {
+        let (mut out, written) = outputs(false);
+        let long = vec![b'p'; 70_000]; // past the batch size on its own
+        out.emit(0, Vec::new, |b| {
+            b.extend_from_slice(&long);
+            b.push(b'\n');
+        });
+        out.emit(0, Vec::new, |b| {
+            b.extend_from_slice(&long);
+            b.push(0);
+        });
+        assert!(written.0.lock().unwrap().is_empty(), "nothing leaves in the middle of an entry");
+        out.end_entry();
+        let bytes = written.0.lock().unwrap().clone();
+        assert_eq!(bytes.len(), 2 * 70_001);
+        assert_eq!(bytes[70_000], b'\n');
+        assert_eq!(bytes[140_001], 0);
+    }
+
+    #[test]
+    fn a_terminal_gets_each_entry_at_once() {
+        let (mut out, written) = outputs(true);
+        out.emit(0, Vec::new, |b| b.extend_from_slice(b"match\n"));
+        out.end_entry();
+        assert_eq!(written.0.lock().unwrap().as_slice(), b"match\n");
+        let (mut out, written) = outputs(false);
+        out.emit(0, Vec::new, |b| b.extend_from_slice(b"match\n"));
+        out.end_entry();
+        assert!(written.0.lock().unwrap().is_empty(), "elsewhere it waits for a full batch");
+    }
+}
