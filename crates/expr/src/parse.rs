@@ -772,19 +772,6 @@ mod tests {
         assert_eq!(parse_num("+-5"), None);
         assert_eq!(parse_num("5 "), None);
     }
-}
-
-#[cfg(test)]
-mod start_and_output_tests {
-    use super::*;
-
-    fn args(s: &[&str]) -> Vec<Vec<u8>> {
-        s.iter().map(|a| a.as_bytes().to_vec()).collect()
-    }
-
-    fn p(s: &[&str]) -> Result<Program, ParseError> {
-        parse(&args(s), Timestamp { sec: 1_700_000_000, nsec: 0 }).map(|(p, _)| p)
-    }
 
     #[test]
     fn files0_from_replaces_the_operands() {
