@@ -237,6 +237,20 @@ fn starting_points_are_handled_in_order() {
     assert_eq!(got.stdout, want.stdout);
     let (want, got) = FindRun::default().both(&root, &["[/k", "-/a", "*/m", "-print", "-quit"]);
     assert_eq!(got.stdout, want.stdout, "-quit after the first starting point");
+    // A directory with more output than a worker buffers, between two files.
+    let big = root.join("big");
+    std::fs::create_dir(&big).unwrap();
+    for i in 0..3000 {
+        std::fs::write(big.join(format!("{i:0>60}")), b"").unwrap();
+    }
+    for threads in ["1", "4"] {
+        let mut ours = canopy();
+        ours.current_dir(&root).args(["find", "-j", threads, "-/a", "big", "[/k"]);
+        let out = run(ours, None);
+        let lines: Vec<&[u8]> = out.stdout.split(|&b| b == b'\n').filter(|l| !l.is_empty()).collect();
+        assert_eq!(lines.len(), 3003);
+        assert_eq!((lines[0], lines[3002]), (&b"-/a"[..], &b"[/k"[..]), "-j {threads}");
+    }
 }
 
 #[test]

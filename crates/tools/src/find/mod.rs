@@ -121,6 +121,7 @@ pub fn run(args: FindArgs, cluster: &Cluster) -> Exit {
                         break;
                     }
                 }
+                state.outputs.flush(); // before what the next segment prints
                 states.push(state);
                 errors += pass.errors;
                 if pass.quit {
@@ -128,7 +129,8 @@ pub fn run(args: FindArgs, cluster: &Cluster) -> Exit {
                 }
             }
             Segment::Walk(roots) => {
-                let outcome = cluster.walk(roots, &options, &find, &args.walk.plan());
+                let mut outcome = cluster.walk(roots, &options, &find, &args.walk.plan());
+                outcome.states.iter_mut().for_each(|state| state.outputs.flush());
                 states.extend(outcome.states);
                 errors += outcome.errors;
                 if outcome.quit {
