@@ -245,11 +245,11 @@ fn starting_points_are_handled_in_order() {
     }
     for threads in ["1", "4"] {
         let mut ours = canopy();
-        ours.current_dir(&root).args(["find", "-j", threads, "-/a", "big", "[/k"]);
+        ours.current_dir(&root).args(["find", "-j", threads, "[/k", "big", "*/m"]);
         let out = run(ours, None);
         let lines: Vec<&[u8]> = out.stdout.split(|&b| b == b'\n').filter(|l| !l.is_empty()).collect();
         assert_eq!(lines.len(), 3003);
-        assert_eq!((lines[0], lines[3002]), (&b"-/a"[..], &b"[/k"[..]), "-j {threads}");
+        assert_eq!((lines[0], lines[3002]), (&b"[/k"[..], &b"*/m"[..]), "-j {threads}");
     }
 }
 
