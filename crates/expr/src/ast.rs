@@ -1,8 +1,8 @@
 //! The expression tree: operators, tests (pure, reorderable) and actions (side effects, fixed).
 
 use crate::glob::Glob;
+use crate::gnu_regex::PathRegex;
 use crate::mode::Perm;
-use crate::regex_dialect::PathRegex;
 use crate::time::{TimeField, TimeWindow, UsedWindow};
 use canopy_engine::{FileKind, Timestamp};
 

@@ -2,11 +2,13 @@
 //! grep): GNU-compatible parsing of the whole command line, cost-based reordering (stat only when a
 //! test needs it), evaluation against the engine's entries, and `-printf`/`-ls` rendering.
 
+mod args;
 mod ast;
 mod clock;
 mod eval;
 mod fstype;
 mod glob;
+mod gnu_regex;
 mod ids;
 mod locale;
 mod ls;
@@ -15,7 +17,6 @@ mod optimize;
 mod parse;
 mod printf;
 mod program;
-mod regex_dialect;
 mod time;
 
 pub use ast::{Cmp, Cost, Expr, Num, Test};
