@@ -193,7 +193,7 @@ impl Cluster {
             Kind::Local => {
                 let mut sinks = vec![Sink::stdout()];
                 for path in files {
-                    sinks.push(Sink::create(path)?);
+                    sinks.push(create_output(path)?);
                 }
                 Ok(sinks)
             }
@@ -218,6 +218,18 @@ impl Cluster {
             w.finish_output();
         }
     }
+}
+
+/// Creates (truncates) an output file; the error names it, as find's `-fprint` reports it
+/// (`'/x/out': No such file or directory`).
+pub(crate) fn create_output(path: &std::path::Path) -> std::io::Result<Arc<Sink>> {
+    Sink::create(path).map_err(|e| {
+        let reason = match e.raw_os_error() {
+            Some(code) => canopy_engine::errno_message(canopy_engine::Errno::from_raw_os_error(code)),
+            None => e.to_string(),
+        };
+        std::io::Error::new(e.kind(), format!("'{}': {reason}", path.display()))
+    })
 }
 
 fn local_rank_stats(stats: &canopy_engine::WalkStats) -> RankStats {

@@ -1,10 +1,10 @@
 //! The expression tree: operators, tests (pure, reorderable) and actions (side effects, fixed).
 
 use crate::glob::Glob;
+use crate::gnu_regex::PathRegex;
 use crate::mode::Perm;
-use crate::time::{TimeField, TimeWindow};
+use crate::time::{TimeField, TimeWindow, UsedWindow};
 use canopy_engine::{FileKind, Timestamp};
-use regex::bytes::Regex;
 
 #[derive(Clone, Debug)]
 pub enum Expr {
@@ -54,7 +54,7 @@ pub enum Test {
     False,
     Name(Glob),
     Path(Glob),
-    Regex(Regex),
+    Regex(PathRegex),
     LinkName(Glob),
     /// `-type`; with `follow_opposite`, `-xtype` (the other view of symlinks).
     Type {
@@ -71,6 +71,8 @@ pub enum Test {
         field: TimeField,
         window: TimeWindow,
     },
+    /// `-used N`: days from the last status change to the last access.
+    Used(UsedWindow),
     /// `-newer`, `-anewer`, `-cnewer`, `-newerXY`: strictly after the reference.
     Newer {
         field: TimeField,

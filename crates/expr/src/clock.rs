@@ -11,21 +11,6 @@ pub fn local_tm(t: i64) -> Option<libc::tm> {
     ok.then_some(tm)
 }
 
-/// `mktime` for a local date and time.
-pub fn local_mktime(year: i32, month: i32, day: i32, hour: i32, minute: i32, second: i32) -> Option<i64> {
-    // SAFETY: as above; mktime only reads and normalises the struct.
-    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
-    tm.tm_year = year - 1900;
-    tm.tm_mon = month - 1;
-    tm.tm_mday = day;
-    tm.tm_hour = hour;
-    tm.tm_min = minute;
-    tm.tm_sec = second;
-    tm.tm_isdst = -1;
-    let t = unsafe { libc::mktime(&mut tm) };
-    (t != -1).then_some(t)
-}
-
 /// `strftime` with one conversion letter, e.g. `strftime_letter(t, b'Y')`.
 pub fn strftime(tm: &libc::tm, format: &str) -> Vec<u8> {
     let Ok(fmt) = CString::new(format) else { return Vec::new() };

@@ -31,7 +31,10 @@ pub fn eval<D>(expr: &Expr, entry: &Entry<'_, D>, host: &mut impl Host<D>, flow:
     match expr {
         Expr::And(items) => items.iter().all(|e| !flow.quit && eval(e, entry, host, flow)),
         Expr::Or(items) => items.iter().any(|e| !flow.quit && eval(e, entry, host, flow)),
-        Expr::List(items) => items.iter().fold(false, |_, e| eval(e, entry, host, flow)),
+        // After -quit nothing more runs, not even the rest of a `,` list.
+        Expr::List(items) => {
+            items.iter().fold(false, |value, e| if flow.quit { value } else { eval(e, entry, host, flow) })
+        }
         Expr::Not(inner) => !eval(inner, entry, host, flow),
         Expr::Test(test) => test_entry(test, entry, host, flow),
         Expr::Action(index) => host.action(*index, entry),
@@ -97,6 +100,7 @@ fn test_entry<D>(test: &Test, entry: &Entry<'_, D>, host: &mut impl Host<D>, flo
         Test::Time { field, window } => {
             meta(&mut report, flow).is_some_and(|m| window.contains(field.of(&m)))
         }
+        Test::Used(window) => meta(&mut report, flow).is_some_and(|m| window.contains(&m)),
         Test::Newer { field, reference } => {
             meta(&mut report, flow).is_some_and(|m| field.of(&m) > *reference)
         }

@@ -1,13 +1,19 @@
 //! fnmatch(3) as glibc implements it for find's `-name`, `-path` and `-lname`: `*` and `?` match any
 //! character including `/` and a leading `.`, `[...]` brackets with `!`/`^`, ranges and `[:class:]`,
-//! backslash escapes. Like glibc in a UTF-8 locale, names and patterns that are valid UTF-8 are
-//! matched character by character; anything else byte by byte.
+//! backslash escapes; a pattern ending in a lone backslash matches nothing. In the C locale, and
+//! for anything not UTF-8, names are matched byte by byte with ASCII folding. In a UTF-8 locale
+//! glibc (2.36, measured) accepts a name that matches character by character, with Unicode
+//! folding and classes, *or* byte by byte: `?` and `??` both match `é`.
 
 /// A compiled glob pattern.
 #[derive(Clone, Debug)]
 pub struct Glob {
     pattern: Vec<u8>,
     case_insensitive: bool,
+    /// Whether names are read as UTF-8 (the locale's character set).
+    utf8: bool,
+    /// A trailing unescaped backslash: fnmatch fails on reaching it.
+    never: bool,
 }
 
 #[derive(Clone, Copy)]
@@ -17,8 +23,15 @@ enum Unit {
 }
 
 impl Glob {
+    /// A pattern matched in the environment's locale (see [`crate::locale`]).
     pub fn new(pattern: &[u8], case_insensitive: bool) -> Self {
-        Glob { pattern: pattern.to_vec(), case_insensitive }
+        Self::with_charset(pattern, case_insensitive, crate::locale::utf8_ctype())
+    }
+
+    /// A pattern matched as UTF-8 characters (`utf8`) or as bytes, whatever the locale.
+    pub fn with_charset(pattern: &[u8], case_insensitive: bool, utf8: bool) -> Self {
+        let trailing_backslashes = pattern.iter().rev().take_while(|&&b| b == b'\\').count();
+        Glob { pattern: pattern.to_vec(), case_insensitive, utf8, never: trailing_backslashes % 2 == 1 }
     }
 
     pub fn pattern(&self) -> &[u8] {
@@ -31,21 +44,31 @@ impl Glob {
     }
 
     pub fn matches(&self, name: &[u8]) -> bool {
+        if self.never {
+            return false;
+        }
         if self.is_literal() && !self.case_insensitive {
             return self.pattern == name;
         }
-        let unit = if std::str::from_utf8(name).is_ok() && std::str::from_utf8(&self.pattern).is_ok() {
-            Unit::Char
+        let bytes = Matcher { unit: Unit::Byte, fold: self.case_insensitive, unicode: false };
+        let by_chars = self.utf8
+            && !(name.is_ascii() && self.pattern.is_ascii())
+            && std::str::from_utf8(name).is_ok()
+            && std::str::from_utf8(&self.pattern).is_ok();
+        if by_chars {
+            let chars = Matcher { unit: Unit::Char, fold: self.case_insensitive, unicode: true };
+            chars.matches(&self.pattern, name) || bytes.matches(&self.pattern, name)
         } else {
-            Unit::Byte
-        };
-        Matcher { unit, fold: self.case_insensitive }.matches(&self.pattern, name)
+            bytes.matches(&self.pattern, name)
+        }
     }
 }
 
 struct Matcher {
     unit: Unit,
     fold: bool,
+    /// Unicode case folding and classes (UTF-8 text in a UTF-8 locale); ASCII only otherwise.
+    unicode: bool,
 }
 
 impl Matcher {
@@ -136,7 +159,8 @@ impl Matcher {
             if pat[i] == b'[' && i + 1 < pat.len() && pat[i + 1] == b':' {
                 let end = pat[i + 2..].windows(2).position(|w| w == b":]")?;
                 let class = &pat[i + 2..i + 2 + end];
-                matched |= class_contains(class, c) || (self.fold && class_contains(class, fold(c)));
+                matched |=
+                    self.class_contains(class, c) || (self.fold && self.class_contains(class, self.fold(c)));
                 i += end + 4;
                 continue;
             }
@@ -145,7 +169,8 @@ impl Matcher {
             if i + 1 < pat.len() && pat[i] == b'-' && pat[i + 1] != b']' {
                 let (hi, hi_len) = self.bracket_char(pat, i + 1);
                 i += 1 + hi_len;
-                matched |= (lo..=hi).contains(&c) || (self.fold && (fold(lo)..=fold(hi)).contains(&fold(c)));
+                matched |= (lo..=hi).contains(&c)
+                    || (self.fold && (self.fold(lo)..=self.fold(hi)).contains(&self.fold(c)));
             } else {
                 matched |= self.same(lo, c);
             }
@@ -161,7 +186,23 @@ impl Matcher {
     }
 
     fn same(&self, a: u32, b: u32) -> bool {
-        a == b || (self.fold && fold(a) == fold(b))
+        a == b || (self.fold && self.fold(a) == self.fold(b))
+    }
+
+    fn fold(&self, c: u32) -> u32 {
+        match char::from_u32(c) {
+            Some(ch) if self.unicode => ch.to_lowercase().next().map_or(c, u32::from),
+            Some(ch) => u32::from(ch.to_ascii_lowercase()),
+            None => c,
+        }
+    }
+
+    /// `[:class:]` membership: Unicode's in a UTF-8 locale; in the C locale only ASCII belongs.
+    fn class_contains(&self, class: &[u8], c: u32) -> bool {
+        match char::from_u32(c) {
+            Some(ch) if self.unicode || ch.is_ascii() => class_contains(class, ch),
+            _ => false,
+        }
     }
 
     fn len_at(&self, s: &[u8], i: usize) -> usize {
@@ -194,12 +235,7 @@ fn utf8_len(first: u8) -> usize {
     }
 }
 
-fn fold(c: u32) -> u32 {
-    char::from_u32(c).map_or(c, |ch| ch.to_lowercase().next().map_or(c, u32::from))
-}
-
-fn class_contains(class: &[u8], c: u32) -> bool {
-    let Some(ch) = char::from_u32(c) else { return false };
+fn class_contains(class: &[u8], ch: char) -> bool {
     match class {
         b"alpha" => ch.is_alphabetic(),
         b"digit" => ch.is_ascii_digit(),
@@ -222,7 +258,7 @@ mod tests {
     use super::*;
 
     fn m(p: &str, n: &str) -> bool {
-        Glob::new(p.as_bytes(), false).matches(n.as_bytes())
+        Glob::with_charset(p.as_bytes(), false, true).matches(n.as_bytes())
     }
 
     #[test]
@@ -232,7 +268,10 @@ mod tests {
         assert!(m("a*b*c", "aXbYc"));
         assert!(!m("a*b*c", "aXbY"));
         assert!(m("*/b", "a/b"), "no FNM_PATHNAME: * crosses /");
-        assert!(m("?", "é"), "one character, not one byte, in UTF-8");
+        assert!(m("?", "é"), "one character in UTF-8…");
+        assert!(m("??", "é"), "…or two bytes, as glibc's fnmatch has it");
+        assert!(!m("???", "é"));
+        assert!(m("?é", "éé") && !m("[!é][!é]", "é"));
         assert!(m("??", "ab"));
         assert!(!m("?", ""));
         assert!(m("a\\*", "a*"));
@@ -259,16 +298,35 @@ mod tests {
 
     #[test]
     fn invalid_utf8_falls_back_to_bytes() {
-        assert!(Glob::new(b"?", false).matches(b"\xff"));
-        assert!(Glob::new(b"a*", false).matches(b"a\xff\xfe"));
-        assert!(Glob::new(b"\xff*", false).matches(b"\xffz"));
+        let g = |p: &[u8]| Glob::with_charset(p, false, true);
+        assert!(g(b"?").matches(b"\xff"));
+        assert!(g(b"a*").matches(b"a\xff\xfe"));
+        assert!(g(b"\xff*").matches(b"\xffz"));
     }
 
     #[test]
     fn case_insensitive() {
-        let g = Glob::new(b"*.TXT", true);
-        assert!(g.matches(b"notes.txt"));
-        assert!(Glob::new(b"[A-C]", true).matches(b"b"));
-        assert!(Glob::new("É".as_bytes(), true).matches("é".as_bytes()));
+        let g = |p: &str| Glob::with_charset(p.as_bytes(), true, true);
+        assert!(g("*.TXT").matches(b"notes.txt"));
+        assert!(g("[A-C]").matches(b"b"));
+        assert!(g("É").matches("é".as_bytes()));
+    }
+
+    #[test]
+    fn c_locale_is_bytes_and_ascii() {
+        let c = |p: &str, ci: bool| Glob::with_charset(p.as_bytes(), ci, false);
+        assert!(c("*.TXT", true).matches(b"notes.txt"));
+        assert!(!c("É", true).matches("é".as_bytes()), "only ASCII folds in the C locale");
+        assert!(c("é", true).matches("é".as_bytes()));
+        assert!(!c("?", false).matches("é".as_bytes()), "one byte, not one character");
+        assert!(c("??", false).matches("é".as_bytes()));
+        assert!(!c("[[:alpha:]]", false).matches("\u{e9}".as_bytes()));
+    }
+
+    #[test]
+    fn trailing_backslash_matches_nothing() {
+        assert!(!m("\\", "\\"));
+        assert!(!m("a\\", "a"));
+        assert!(m("a\\\\", "a\\"), "an escaped backslash is a literal one");
     }
 }

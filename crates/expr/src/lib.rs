@@ -2,19 +2,21 @@
 //! grep): GNU-compatible parsing of the whole command line, cost-based reordering (stat only when a
 //! test needs it), evaluation against the engine's entries, and `-printf`/`-ls` rendering.
 
+mod args;
 mod ast;
 mod clock;
 mod eval;
 mod fstype;
 mod glob;
+mod gnu_regex;
 mod ids;
+mod locale;
 mod ls;
 mod mode;
 mod optimize;
 mod parse;
 mod printf;
 mod program;
-mod regex_dialect;
 mod time;
 
 pub use ast::{Cmp, Cost, Expr, Num, Test};
@@ -22,5 +24,5 @@ pub use eval::{Flow, Host, eval};
 pub use glob::Glob;
 pub use ls::LsWidths;
 pub use parse::{ParseError, parse, parse_filter};
-pub use printf::Format;
-pub use program::{Action, Exec, GlobalOptions, Output, Program};
+pub use printf::{Format, RenderError};
+pub use program::{Action, Exec, GlobalOptions, Output, Program, StartList};

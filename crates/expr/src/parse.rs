@@ -1,15 +1,20 @@
 //! GNU find's command line: `[-H|-L|-P] [PATH...] [EXPRESSION]`, parsed into a [`Program`].
 
-use crate::ast::{Cmp, Expr, Num, Test};
+use crate::args::{
+    check_path_safety, invalid_argument, missing_argument, parse_num, parse_size, parse_types,
+    unsupported_newer,
+};
+use crate::ast::{Expr, Test};
 use crate::glob::Glob;
+use crate::gnu_regex::{Syntax, compile};
 use crate::mode::Perm;
 use crate::printf::Format;
-use crate::program::{Action, Exec, GlobalOptions, Output, Program};
-use crate::regex_dialect::{Dialect, compile};
-use crate::time::{DAY, DayStart, TimeField, parse_date};
+use crate::program::{Action, Exec, GlobalOptions, Output, Program, StartList};
+use crate::time::{DAY, DayStart, TimeField, parse_date, used_window};
 use crate::{ids, optimize};
 use canopy_engine::sys::stat_path;
-use canopy_engine::{FileKind, Follow, Timestamp, errno_message};
+use canopy_engine::{Follow, Timestamp, errno_message};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::PathBuf;
 
 /// A usage error, worded like GNU find's.
@@ -50,11 +55,14 @@ fn parse_as(
         pos: 0,
         actions: Vec::new(),
         output_files: Vec::new(),
+        output_ids: Vec::new(),
         options: GlobalOptions::default(),
         explicit_depth: false,
         follow: Follow::Never,
         day: DayStart::new(start),
-        dialect: Dialect::Emacs,
+        start,
+        start_list: None,
+        regex_syntax: Syntax::FINDUTILS_DEFAULT,
         warnings: Vec::new(),
     };
     p.leading_options();
@@ -62,10 +70,24 @@ fn parse_as(
     let expr = if p.pos < args.len() { Some(p.list()?) } else { None };
     if let Some(extra) = args.get(p.pos) {
         return Err(if extra == b")" {
-            ParseError("invalid expression; you have too many ')'".into())
+            ParseError("you have too many ')'".into())
         } else {
-            ParseError(format!("paths must precede expression: '{}'", lossy(extra)))
+            ParseError(format!("paths must precede expression: `{}'", lossy(extra)))
         });
+    }
+    if let Some(list) = &p.start_list {
+        if let Some(root) = roots.first() {
+            return Err(ParseError(format!(
+                "extra operand '{}': file operands cannot be combined with -files0-from",
+                lossy(root)
+            )));
+        }
+        let prompts = p.actions.iter().any(|a| matches!(a, Action::Exec(e) if e.confirm));
+        if *list == StartList::Stdin && prompts {
+            return Err(ParseError(
+                "option -files0-from reading from standard input cannot be combined with -ok, -okdir".into(),
+            ));
+        }
     }
     let has_output_action = expr.as_ref().is_some_and(|e| e.contains(&|e| matches!(e, Expr::Action(_))));
     if purpose == Purpose::Filter
@@ -90,9 +112,11 @@ fn parse_as(
         }
         p.options.depth_first = true;
     }
+    let default_root = roots.is_empty() && p.start_list.is_none() && purpose == Purpose::Find;
     let program = Program {
         follow: p.follow,
-        roots: if roots.is_empty() && purpose == Purpose::Find { vec![b".".to_vec()] } else { roots },
+        roots: if default_root { vec![b".".to_vec()] } else { roots },
+        start_list: p.start_list,
         expr: optimize::reorder(expr),
         actions: p.actions,
         output_files: p.output_files,
@@ -107,11 +131,16 @@ struct Parser<'a> {
     pos: usize,
     actions: Vec<Action>,
     output_files: Vec<PathBuf>,
+    /// The (device, inode) of each output file that existed, to share one writer per file.
+    output_ids: Vec<Option<(u64, u64)>>,
     options: GlobalOptions,
     explicit_depth: bool,
     follow: Follow,
     day: DayStart,
-    dialect: Dialect,
+    /// When find started: `-newermt 'yesterday'` counts from here.
+    start: Timestamp,
+    start_list: Option<StartList>,
+    regex_syntax: Syntax,
     warnings: Vec<String>,
 }
 
@@ -119,15 +148,10 @@ fn lossy(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
-/// GNU's rule for where the paths end: `-x`, `(` and `!` start the expression; a lone `-` is a file,
-/// and `)` or `,` are files only in first position.
-fn looks_like_expression(arg: &[u8], first: bool) -> bool {
-    match arg.first() {
-        Some(b'-') => arg.len() > 1,
-        Some(b')' | b',') => arg.len() == 1 && !first,
-        Some(b'(' | b'!') => true,
-        _ => false,
-    }
+/// GNU's rule for where the paths end: `-x`, `(` and `!` start the expression; a lone `-`, `)` or
+/// `,`, and anything else (`(-`, `!x`), is a path.
+fn looks_like_expression(arg: &[u8]) -> bool {
+    matches!(arg, [b'-', _, ..] | [b'(' | b'!'])
 }
 
 impl Parser<'_> {
@@ -156,7 +180,7 @@ impl Parser<'_> {
     fn roots(&mut self) -> Vec<Vec<u8>> {
         let mut roots = Vec::new();
         while let Some(arg) = self.peek() {
-            if looks_like_expression(arg, roots.is_empty()) {
+            if looks_like_expression(arg) {
                 break;
             }
             roots.push(arg.to_vec());
@@ -239,7 +263,7 @@ impl Parser<'_> {
                 "invalid expression; you have used a binary operator '{}' with nothing before it.",
                 lossy(self.peek().unwrap_or_default())
             ))),
-            Some(b")") => Err(ParseError("invalid expression; you have too many ')'".into())),
+            Some(b")") => Err(ParseError("you have too many ')'".into())),
             Some(_) => self.primary(),
             None => Err(ParseError("expected an expression".into())),
         }
@@ -247,15 +271,14 @@ impl Parser<'_> {
 
     /// The argument of the primary just consumed.
     fn argument(&mut self, primary: &str) -> Result<Vec<u8>, ParseError> {
-        let arg = self.peek().ok_or_else(|| ParseError(format!("missing argument to '{primary}'")))?.to_vec();
+        let arg = self.peek().ok_or_else(|| missing_argument(primary))?.to_vec();
         self.pos += 1;
         Ok(arg)
     }
 
     fn text_argument(&mut self, primary: &str) -> Result<String, ParseError> {
         let arg = self.argument(primary)?;
-        String::from_utf8(arg)
-            .map_err(|e| ParseError(format!("invalid argument '{}' to '{primary}'", lossy(e.as_bytes()))))
+        String::from_utf8(arg).map_err(|e| invalid_argument(&lossy(e.as_bytes()), primary))
     }
 
     fn primary(&mut self) -> Result<Expr, ParseError> {
@@ -303,10 +326,10 @@ impl Parser<'_> {
             "-noleaf" | "-warn" | "-nowarn" => test(Test::True),
             "-regextype" => {
                 let arg = self.text_argument(&name)?;
-                self.dialect = Dialect::from_name(&arg).ok_or_else(|| {
+                self.regex_syntax = Syntax::from_name(&arg).ok_or_else(|| {
                     ParseError(format!(
                         "Unknown regular expression type '{arg}'; valid types are {}.",
-                        Dialect::NAMES
+                        Syntax::NAMES
                     ))
                 })?;
                 test(Test::True)
@@ -339,8 +362,8 @@ impl Parser<'_> {
             }
             "-regex" | "-iregex" => {
                 let pattern = self.argument(&name)?;
-                let regex = compile(&pattern, self.dialect, name == "-iregex").map_err(|e| {
-                    ParseError(format!("invalid regular expression '{}': {e}", lossy(&pattern)))
+                let regex = compile(&pattern, self.regex_syntax, name == "-iregex").map_err(|e| {
+                    ParseError(format!("failed to compile regular expression '{}': {e}", lossy(&pattern)))
                 })?;
                 test(Test::Regex(regex))
             }
@@ -350,8 +373,7 @@ impl Parser<'_> {
             }
             "-size" => {
                 let arg = self.text_argument(&name)?;
-                let (num, unit) =
-                    parse_size(&arg).ok_or_else(|| ParseError(format!("invalid -size argument '{arg}'")))?;
+                let (num, unit) = parse_size(&arg).map_err(ParseError)?;
                 test(Test::Size { num, unit })
             }
             "-empty" => test(Test::Empty),
@@ -359,8 +381,7 @@ impl Parser<'_> {
                 let arg = self.text_argument(&name)?;
                 let field = TimeField::from_letter(token[1]).unwrap_or(TimeField::Modify);
                 let unit = if name.ends_with("min") { 60 } else { DAY };
-                let window =
-                    self.day.window(&arg, unit).map_err(|e| ParseError(format!("{e} to '{name}'")))?;
+                let window = self.day.window(&arg, unit).map_err(|_| invalid_argument(&arg, &name))?;
                 test(Test::Time { field, window })
             }
             "-newer" | "-anewer" | "-cnewer" => {
@@ -379,7 +400,7 @@ impl Parser<'_> {
                 let arg = self.argument(&name)?;
                 let reference = if y == b't' {
                     let text = lossy(&arg);
-                    parse_date(&text).ok_or_else(|| {
+                    parse_date(&text, self.start).ok_or_else(|| {
                         ParseError(format!("I cannot figure out how to interpret '{text}' as a date or time"))
                     })?
                 } else {
@@ -405,14 +426,28 @@ impl Parser<'_> {
             }
             "-uid" | "-gid" | "-links" | "-inum" => {
                 let arg = self.text_argument(&name)?;
-                let num = parse_num(&arg)
-                    .ok_or_else(|| ParseError(format!("invalid argument '{arg}' to '{name}'")))?;
+                let num = parse_num(&arg).ok_or_else(|| invalid_argument(&arg, &name))?;
                 test(match name.as_str() {
                     "-uid" => Test::Uid(num),
                     "-gid" => Test::Gid(num),
                     "-links" => Test::Links(num),
                     _ => Test::Inum(num),
                 })
+            }
+            "-used" => {
+                let arg = self.text_argument(&name)?;
+                let window = used_window(&arg)
+                    .ok_or_else(|| ParseError(format!("Invalid argument {arg} to -used")))?;
+                test(Test::Used(window))
+            }
+            "-files0-from" => {
+                let source = self.argument(&name)?;
+                self.start_list = Some(if source == b"-" {
+                    StartList::Stdin
+                } else {
+                    StartList::File(PathBuf::from(std::ffi::OsString::from_vec(source)))
+                });
+                test(Test::True)
             }
             "-nouser" => test(Test::NoUser),
             "-nogroup" => test(Test::NoGroup),
@@ -462,14 +497,20 @@ impl Parser<'_> {
             }
             "-delete" => Ok(self.action(Action::Delete)),
             "-exec" | "-execdir" | "-ok" | "-okdir" => {
+                if name.ends_with("dir") {
+                    check_path_safety(&name, std::env::var_os("PATH").as_deref())?;
+                }
                 let exec = self.exec(&name)?;
                 Ok(self.action(Action::Exec(exec)))
             }
+            "-context" => Err(ParseError(
+                "invalid predicate -context: canopy find does not match SELinux contexts (-printf %Z prints them)".into(),
+            )),
             "-help" | "--help" | "-version" | "--version" => Err(ParseError(format!(
                 "{name} is not an expression; use 'canopy find --help' or 'canopy --version'"
             ))),
-            _ if token.first() == Some(&b'-') => Err(ParseError(format!("unknown predicate '{name}'"))),
-            _ => Err(ParseError(format!("paths must precede expression: '{name}'"))),
+            _ if token.first() == Some(&b'-') => Err(ParseError(format!("unknown predicate `{name}'"))),
+            _ => Err(ParseError(format!("paths must precede expression: `{name}'"))),
         }
     }
 
@@ -478,18 +519,25 @@ impl Parser<'_> {
         Expr::Action(self.actions.len() - 1)
     }
 
+    /// The output of `-fprint FILE` & co.: `/dev/stdout` is standard output itself, as in GNU
+    /// find, and names of one file (the same path, a hard or symbolic link) share one writer, so
+    /// it is created and truncated once.
     fn output_file(&mut self, primary: &str) -> Result<Output, ParseError> {
-        let path = PathBuf::from(<std::ffi::OsString as std::os::unix::ffi::OsStringExt>::from_vec(
-            self.argument(primary)?,
-        ));
-        let index = match self.output_files.iter().position(|p| *p == path) {
-            Some(i) => i,
-            None => {
-                self.output_files.push(path);
-                self.output_files.len() - 1
-            }
-        };
-        Ok(Output::File(index))
+        let path = PathBuf::from(std::ffi::OsString::from_vec(self.argument(primary)?));
+        if path == std::path::Path::new("/dev/stdout") {
+            return Ok(Output::Stdout);
+        }
+        let id = stat_path(path.as_os_str().as_bytes(), true).ok().map(|m| (m.dev, m.ino));
+        let known = self
+            .output_files
+            .iter()
+            .zip(&self.output_ids)
+            .position(|(p, known_id)| *p == path || (id.is_some() && *known_id == id));
+        Ok(Output::File(known.unwrap_or_else(|| {
+            self.output_files.push(path);
+            self.output_ids.push(id);
+            self.output_files.len() - 1
+        })))
     }
 
     fn format(&mut self, primary: &str) -> Result<Format, ParseError> {
@@ -505,7 +553,7 @@ impl Parser<'_> {
         let mut argv: Vec<Vec<u8>> = Vec::new();
         loop {
             let Some(arg) = self.peek().map(<[u8]>::to_vec) else {
-                return Err(ParseError(format!("missing argument to '{primary}'")));
+                return Err(missing_argument(primary));
             };
             self.pos += 1;
             if arg == b";" {
@@ -514,18 +562,18 @@ impl Parser<'_> {
             if arg == b"+" && argv.last().is_some_and(|a| a == b"{}") && !confirm {
                 if argv[..argv.len() - 1].iter().any(|a| a == b"{}") {
                     return Err(ParseError(format!(
-                        "only one instance of {{}} is supported with {primary} ... +"
+                        "Only one instance of {{}} is supported with {primary} ... +"
                     )));
                 }
                 if argv.len() == 1 {
-                    return Err(ParseError(format!("missing argument to '{primary}'")));
+                    return Err(missing_argument(primary));
                 }
                 return Ok(Exec { argv, batch: true, in_dir: primary.ends_with("dir"), confirm });
             }
             argv.push(arg);
         }
         if argv.is_empty() {
-            return Err(ParseError(format!("missing argument to '{primary}'")));
+            return Err(missing_argument(primary));
         }
         Ok(Exec { argv, batch: false, in_dir: primary.ends_with("dir"), confirm })
     }
@@ -535,65 +583,6 @@ impl Parser<'_> {
         stat_path(file, self.follow != Follow::Never)
             .map_err(|e| ParseError(format!("'{}': {}", lossy(file), errno_message(e))))
     }
-}
-
-fn unsupported_newer(name: &str) -> ParseError {
-    ParseError(format!("invalid predicate '{name}' (supported: -newerXY with X in a,c,m and Y in a,c,m,t)"))
-}
-
-fn parse_types(arg: &str, primary: &str) -> Result<Vec<FileKind>, ParseError> {
-    let mut kinds = Vec::new();
-    for part in arg.split(',') {
-        let kind = match part {
-            "f" => FileKind::File,
-            "d" => FileKind::Dir,
-            "l" => FileKind::Symlink,
-            "p" => FileKind::Fifo,
-            "s" => FileKind::Socket,
-            "b" => FileKind::BlockDevice,
-            "c" => FileKind::CharDevice,
-            "D" => continue, // doors do not exist on Linux
-            "" => {
-                return Err(ParseError(format!("Arguments to {primary} should contain at least one letter")));
-            }
-            _ => return Err(ParseError(format!("Unknown argument to {primary}: {part}"))),
-        };
-        if kinds.contains(&kind) {
-            return Err(ParseError(format!(
-                "Duplicate file type '{part}' in the argument list to {primary}."
-            )));
-        }
-        kinds.push(kind);
-    }
-    Ok(kinds)
-}
-
-/// `N`, `+N`, `-N`.
-fn parse_num(arg: &str) -> Option<Num> {
-    let (cmp, digits) = match arg.as_bytes().first()? {
-        b'+' => (Cmp::Greater, &arg[1..]),
-        b'-' => (Cmp::Less, &arg[1..]),
-        _ => (Cmp::Equal, arg),
-    };
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    Some(Num { cmp, value: digits.parse().ok()? })
-}
-
-/// `-size [+-]N[bcwkMG]`: the unit the size is rounded up to before comparing.
-fn parse_size(arg: &str) -> Option<(Num, u64)> {
-    let (number, unit) = match arg.as_bytes().last()? {
-        b'b' => (&arg[..arg.len() - 1], 512),
-        b'c' => (&arg[..arg.len() - 1], 1),
-        b'w' => (&arg[..arg.len() - 1], 2),
-        b'k' => (&arg[..arg.len() - 1], 1024),
-        b'M' => (&arg[..arg.len() - 1], 1 << 20),
-        b'G' => (&arg[..arg.len() - 1], 1 << 30),
-        b'0'..=b'9' => (arg, 512),
-        _ => return None,
-    };
-    Some((parse_num(number)?, unit))
 }
 
 #[cfg(test)]
@@ -616,6 +605,8 @@ mod tests {
         assert_eq!(prog.actions.len(), 1, "implicit -print added");
         assert_eq!(p(&[]).unwrap().roots, args(&["."]));
         assert_eq!(p(&[")", "-print"]).unwrap().roots, args(&[")"]), "a leading ')' is a file");
+        let weird = p(&["-", "(-", "!-", ",", ")", "./(", "(", "!", "-print", "-o", "-print", ")"]).unwrap();
+        assert_eq!(weird.roots, args(&["-", "(-", "!-", ",", ")", "./("]), "as GNU: only ( ! -x start it");
     }
 
     #[test]
@@ -635,16 +626,18 @@ mod tests {
     #[test]
     fn usage_errors_like_gnu() {
         let err = |a: &[&str]| p(a).unwrap_err().0;
-        assert!(err(&["-name"]).contains("missing argument to '-name'"));
-        assert!(err(&["-foo"]).contains("unknown predicate '-foo'"));
-        assert!(err(&["-name", "x", "dir"]).contains("paths must precede expression: 'dir'"));
+        assert!(err(&["-name"]).contains("missing argument to `-name'"));
+        assert!(err(&["-foo"]).contains("unknown predicate `-foo'"));
+        assert!(err(&["-name", "x", "dir"]).contains("paths must precede expression: `dir'"));
         assert!(err(&["(", "-name", "x"]).contains("expecting to find a ')'"));
         assert!(err(&["-o", "-print"]).contains("binary operator '-o' with nothing before it"));
         assert!(err(&["-type", "q"]).contains("Unknown argument to -type: q"));
-        assert!(err(&["-exec", "echo", "{}"]).contains("missing argument to '-exec'"));
+        assert!(err(&["-exec", "echo", "{}"]).contains("missing argument to `-exec'"));
         assert!(err(&["-delete", "-prune"]).contains("-delete action automatically turns on -depth"));
         assert!(p(&["-depth", "-delete", "-prune"]).is_ok());
-        assert!(err(&["-size", "1x"]).contains("invalid -size"));
+        assert_eq!(err(&["-size", "1x"]), "invalid -size type `x'");
+        assert_eq!(err(&["-size", "+"]), "invalid -size type `+'");
+        assert_eq!(err(&["-size", "abc"]), "Invalid argument `abc' to -size");
     }
 
     #[test]
@@ -670,10 +663,31 @@ mod tests {
     }
 
     #[test]
-    fn sizes_and_numbers() {
-        assert_eq!(parse_size("+1M"), Some((Num { cmp: Cmp::Greater, value: 1 }, 1 << 20)));
-        assert_eq!(parse_size("10"), Some((Num { cmp: Cmp::Equal, value: 10 }, 512)));
-        assert_eq!(parse_size("-3c"), Some((Num { cmp: Cmp::Less, value: 3 }, 1)));
-        assert_eq!(parse_num("+"), None);
+    fn files0_from_replaces_the_operands() {
+        let prog = p(&["-files0-from", "a", "-files0-from", "-"]).unwrap();
+        assert_eq!(prog.start_list, Some(StartList::Stdin), "the last one counts");
+        assert!(prog.roots.is_empty(), "no default '.'");
+        assert!(p(&[".", "-files0-from", "a"]).unwrap_err().0.contains("extra operand '.'"));
+        let err = p(&["-files0-from", "-", "-ok", "echo", "{}", ";"]).unwrap_err().0;
+        assert!(err.contains("cannot be combined with -ok"), "{err}");
+        assert!(p(&["-files0-from", "-", "-ok", "echo", "{}", ";", "-files0-from", "f"]).is_ok());
+    }
+
+    #[test]
+    fn one_writer_per_output_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("out");
+        std::fs::write(&file, b"").unwrap();
+        std::fs::hard_link(&file, dir.path().join("hard")).unwrap();
+        std::os::unix::fs::symlink("out", dir.path().join("soft")).unwrap();
+        let path = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
+        let (out, hard, soft, other) = (path("out"), path("hard"), path("soft"), path("other"));
+        let prog =
+            p(&["-fprint", &out, "-fprint", &hard, "-fprint", &soft, "-fprint", &other, "-fprint", &out])
+                .unwrap();
+        assert_eq!(prog.output_files.len(), 2, "out, its links and itself again share one; other is new");
+        let prog = p(&["-fprint", "/dev/stdout"]).unwrap();
+        assert!(prog.output_files.is_empty());
+        assert!(matches!(prog.actions[0], Action::Print { output: Output::Stdout, .. }));
     }
 }

@@ -68,6 +68,8 @@ enum Field {
     CTime(TimeOf),
     /// `%Ak %Ck %Tk`.
     Time(TimeOf, u8),
+    /// `%Bk`, the birth time: empty, as GNU find 4.9 prints it on Linux (it reads no birth time).
+    Birth,
 }
 
 impl Field {
@@ -82,6 +84,7 @@ impl Field {
                 | Field::StartPoint
                 | Field::Depth
                 | Field::Context
+                | Field::Birth
         )
     }
 }
@@ -105,7 +108,7 @@ impl Format {
                             pieces.push(Piece::Stop);
                         }
                         None => {
-                            warnings.push(format!("unrecognized escape '\\{}'", format[i - 1] as char));
+                            warnings.push(format!("unrecognized escape `\\{}'", format[i - 1] as char));
                             text.extend_from_slice(&format[i - 2..i]);
                         }
                     }
@@ -127,7 +130,7 @@ impl Format {
                         None => {
                             let end = (i + 1).min(format.len());
                             warnings.push(format!(
-                                "unrecognized format directive '{}'",
+                                "unrecognized format directive `{}'",
                                 String::from_utf8_lossy(&format[start..end])
                             ));
                             text.extend_from_slice(&format[start..end]);
@@ -151,24 +154,70 @@ impl Format {
     }
 
     /// Appends the rendering for `entry` to `out`. `root` is the starting point the entry was found
-    /// under.
-    pub fn render<D>(&self, entry: &Entry<'_, D>, root: &[u8], out: &mut Vec<u8>) -> Result<(), Errno> {
+    /// under. A failed stat ends the rendering; a missing security context (`%Z`) renders empty,
+    /// as in GNU find, and is reported after the whole line.
+    pub fn render<D>(&self, entry: &Entry<'_, D>, root: &[u8], out: &mut Vec<u8>) -> Result<(), RenderError> {
         let mut path = Vec::new();
+        let mut context_error = None;
         for piece in &self.pieces {
             match piece {
                 Piece::Text(t) => out.extend_from_slice(t),
-                Piece::Stop => return Ok(()),
+                Piece::Stop => break,
                 Piece::Field(spec, field) => {
                     if path.is_empty() {
                         entry.write_path(&mut path);
                     }
-                    let value = field_value(*field, entry, &path, root)?;
+                    let value = if *field == Field::Context {
+                        security_context(entry).unwrap_or_else(|errno| {
+                            context_error = Some(errno);
+                            Vec::new()
+                        })
+                    } else {
+                        field_value(*field, entry, &path, root).map_err(RenderError::Stat)?
+                    };
                     apply_spec(spec, *field, &value, out);
                 }
             }
         }
-        Ok(())
+        context_error.map_or(Ok(()), |errno| Err(RenderError::Context(errno)))
     }
+}
+
+/// Why a `-printf` rendering is incomplete.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RenderError {
+    /// The entry's metadata could not be read.
+    Stat(Errno),
+    /// `%Z`: the SELinux context could not be read (GNU: "getfilecon failed").
+    Context(Errno),
+}
+
+/// `%Z`: the SELinux context (the `security.selinux` extended attribute, as `getfilecon` reads it),
+/// of the link itself unless links are followed. Read through `/proc/self/fd` so it works at any
+/// depth.
+fn security_context<D>(entry: &Entry<'_, D>) -> Result<Vec<u8>, Errno> {
+    use std::os::unix::ffi::OsStrExt;
+    let path = match entry.dir_fd() {
+        Some(fd) => {
+            let mut p = format!("/proc/self/fd/{}/", std::os::fd::AsRawFd::as_raw_fd(&fd)).into_bytes();
+            p.extend_from_slice(entry.name_cstr().to_bytes());
+            p
+        }
+        None => entry.name_cstr().to_bytes().to_vec(),
+    };
+    let path = std::ffi::OsStr::from_bytes(&path);
+    let mut value = vec![0u8; 256];
+    let read = if entry.follows() {
+        rustix::fs::getxattr(path, "security.selinux", &mut value)
+    } else {
+        rustix::fs::lgetxattr(path, "security.selinux", &mut value)
+    };
+    let len = read?;
+    value.truncate(len);
+    if value.last() == Some(&0) {
+        value.pop();
+    }
+    Ok(value)
 }
 
 fn flush_text(pieces: &mut Vec<Piece>, text: &mut Vec<u8>) {
@@ -281,6 +330,7 @@ fn parse_field(format: &[u8], i: &mut usize) -> Option<Field> {
         b'A' => return time(TimeOf::Access),
         b'C' => return time(TimeOf::Change),
         b'T' => return time(TimeOf::Modify),
+        b'B' => return time(TimeOf::Modify).map(|_| Field::Birth),
         _ => {
             *i -= 1;
             return None;
@@ -340,9 +390,10 @@ fn field_value<D>(field: Field, entry: &Entry<'_, D>, path: &[u8], root: &[u8]) 
             }
         }
         Field::FsType => fs_type_name(meta()?.dev),
-        Field::Context => Vec::new(),
+        Field::Context => security_context(entry)?,
         Field::CTime(of) => ctime_with_nanos(time_of(&meta()?, of)),
         Field::Time(of, k) => format_time(time_of(&meta()?, of), k),
+        Field::Birth => Vec::new(),
     })
 }
 
@@ -371,7 +422,8 @@ fn followed_kind_letter<D>(entry: &Entry<'_, D>) -> u8 {
     };
     match followed {
         Ok(s) => kind_letter(FileKind::from_mode(u32::from(s.stx_mode))),
-        Err(Errno::NOENT) => b'N',
+        // Like GNU find 4.9: a link through a non-directory (`notdir -> file/x`) points nowhere.
+        Err(Errno::NOENT | Errno::NOTDIR) => b'N',
         Err(Errno::LOOP) => b'L',
         Err(_) => b'?',
     }

@@ -55,10 +55,20 @@ pub struct GlobalOptions {
     pub ignore_readdir_race: bool,
 }
 
+/// Where `-files0-from` reads the starting points: NUL-separated names from a file or stdin.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StartList {
+    Stdin,
+    File(PathBuf),
+}
+
 #[derive(Clone, Debug)]
 pub struct Program {
     pub follow: Follow,
+    /// The starting points on the command line (`.` if none and no `-files0-from`).
     pub roots: Vec<Vec<u8>>,
+    /// `-files0-from`: starting points to read instead of taking them from the command line.
+    pub start_list: Option<StartList>,
     pub expr: Expr,
     pub actions: Vec<Action>,
     pub output_files: Vec<PathBuf>,

@@ -127,26 +127,49 @@ fn seconds_since_local_midnight(t: i64) -> i64 {
     }
 }
 
-/// Parses the date of `-newerXt`: `@SECONDS[.FRACTION]`, `YYYY-MM-DD`, `YYYY-MM-DD HH:MM[:SS[.F]]`
-/// (a `T` may replace the space), in local time.
-pub fn parse_date(text: &str) -> Option<Timestamp> {
-    if let Some(epoch) = text.strip_prefix('@') {
-        let secs: f64 = epoch.parse().ok()?;
-        return Some(from_nanos((secs * 1e9) as i128));
+/// `-used N`: the file was last accessed N days after its status last changed, as GNU find 4.9
+/// counts it (measured against it): with `x` = atime − ctime, `N` is `N-1 < x <= N` days, `+N`
+/// is `x > N` days, `-N` is `x < N` days — and never a file accessed before its last change.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UsedWindow {
+    sign: u8,
+    limit_ns: i128,
+}
+
+impl UsedWindow {
+    pub fn contains(self, meta: &canopy_engine::Metadata) -> bool {
+        self.contains_times(meta.atime, meta.ctime)
     }
-    let (date, time) = match text.split_once([' ', 'T']) {
-        Some((d, t)) => (d, t),
-        None => (text, "00:00:00"),
-    };
-    let mut d = date.splitn(3, '-').map(|p| p.parse::<i32>());
-    let (year, month, day) = (d.next()?.ok()?, d.next()?.ok()?, d.next()?.ok()?);
-    let mut t = time.splitn(3, ':');
-    let hour: i32 = t.next()?.parse().ok()?;
-    let minute: i32 = t.next()?.parse().ok()?;
-    let seconds: f64 = t.next().unwrap_or("0").parse().ok()?;
-    let whole = seconds.trunc() as i32;
-    let sec = crate::clock::local_mktime(year, month, day, hour, minute, whole)?;
-    Some(Timestamp { sec, nsec: (seconds.fract() * 1e9) as u32 })
+
+    fn contains_times(self, atime: Timestamp, ctime: Timestamp) -> bool {
+        let x = nanos(atime) - nanos(ctime);
+        let day = i128::from(DAY) * 1_000_000_000;
+        x > 0
+            && match self.sign {
+                b'+' => x > self.limit_ns,
+                b'-' => x < self.limit_ns,
+                _ => x > self.limit_ns - day && x <= self.limit_ns,
+            }
+    }
+}
+
+/// Parses `-used`'s argument (`N`, `+N`, `-N`, N a decimal number of days).
+pub fn used_window(arg: &str) -> Option<UsedWindow> {
+    let (sign, number) = split_sign(arg);
+    let days: f64 = number.parse().ok()?;
+    if !days.is_finite() || !(0.0..=1e15).contains(&days) {
+        return None;
+    }
+    Some(UsedWindow { sign, limit_ns: (days * DAY as f64 * 1e9) as i128 })
+}
+
+/// Parses the date of `-newerXt` as GNU find does (gnulib's `parse_datetime`, the parser of
+/// `date -d`): `@SECONDS`, ISO dates, `Jun 1 2023`, `yesterday`, `1 day ago`, zones and offsets —
+/// relative forms counted from `now`, in the local time zone (`TZ`).
+pub fn parse_date(text: &str, now: Timestamp) -> Option<Timestamp> {
+    let now = jiff::Timestamp::new(now.sec, now.nsec as i32).ok()?.to_zoned(jiff::tz::TimeZone::system());
+    let parsed = parse_datetime::parse_datetime_at_date(now, text).ok()?;
+    Some(Timestamp { sec: parsed.unix_epoch_second(), nsec: parsed.subsec_nanosecond() as u32 })
 }
 
 #[cfg(test)]
@@ -186,10 +209,29 @@ mod tests {
     }
 
     #[test]
-    fn dates() {
-        assert_eq!(parse_date("@1000.5"), Some(Timestamp { sec: 1000, nsec: 500_000_000 }));
-        assert!(parse_date("2024-02-03").is_some());
-        assert!(parse_date("2024-02-03 10:20:30.25").is_some());
-        assert!(parse_date("yesterday").is_none());
+    fn dates_like_gnu_date() {
+        let date = |text: &str| parse_date(text, NOW);
+        assert_eq!(date("@1000.5"), Some(Timestamp { sec: 1000, nsec: 500_000_000 }));
+        assert_eq!(date("1969-12-31T23:59:59Z"), Some(Timestamp { sec: -1, nsec: 0 }));
+        assert_eq!(date("2001-09-09 01:46:40+00:00"), Some(NOW));
+        assert_eq!(date("1 day ago"), Some(ago(DAY)));
+        assert!(date("2024-02-03 10:20:30.25").is_some());
+        assert!(date("yesterday").is_some());
+        assert!(date("Jun 1 2023").is_some());
+        assert!(date("not a date").is_none());
+    }
+
+    #[test]
+    fn used_counts_days_from_change_to_access() {
+        // Measured with GNU find 4.9: accessed 1 h and 23 h after the change are -used 1, 25 h and
+        // 47 h are -used 2; +1 is beyond a day, -2 below two; accessed before the change, never.
+        let accessed = |hours: i64| Timestamp { sec: NOW.sec + hours * 3600, nsec: 0 };
+        let used = |arg: &str, hours: i64| used_window(arg).unwrap().contains_times(accessed(hours), NOW);
+        assert!(used("1", 1) && used("1", 23) && !used("1", 25));
+        assert!(used("2", 25) && used("2", 47) && !used("2", 49));
+        assert!(used("+1", 25) && !used("+1", 23));
+        assert!(used("-2", 47) && !used("-2", 49) && used("-1", 1));
+        assert!(!used("0", -1) && !used("-1", -1) && !used("+0", -1));
+        assert!(used_window("x").is_none());
     }
 }

@@ -2,6 +2,7 @@
 #![allow(dead_code)] // each test binary uses a different subset
 
 pub mod du_tree;
+pub mod find_gnu;
 pub mod grep_trees;
 pub mod host_roots;
 pub mod launch_oracles;

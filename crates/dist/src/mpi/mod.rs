@@ -135,7 +135,7 @@ impl MpiWorld {
         }
         let mut sinks = vec![Sink::stdout()];
         for path in files {
-            sinks.push(Sink::create(path)?);
+            sinks.push(crate::cluster::create_output(path)?);
         }
         self.forwarder.set_sinks(sinks.clone());
         Ok(sinks)

@@ -6,6 +6,15 @@
 use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
 use std::sync::OnceLock;
 
+static ORIGINAL_LIMIT: OnceLock<Rlimit> = OnceLock::new();
+
+/// `RLIMIT_NOFILE` as the process found it, before the budget raised it: what child processes
+/// (`find -exec`) must get back.
+pub fn original_nofile_limit() -> Rlimit {
+    fd_limit();
+    ORIGINAL_LIMIT.get().copied().unwrap_or_else(|| getrlimit(Resource::Nofile))
+}
+
 /// How many directory fds the engine may keep open at once.
 pub fn fd_budget() -> usize {
     static BUDGET: OnceLock<usize> = OnceLock::new();
@@ -17,6 +26,7 @@ pub fn fd_limit() -> usize {
     static LIMIT: OnceLock<usize> = OnceLock::new();
     *LIMIT.get_or_init(|| {
         let limit = getrlimit(Resource::Nofile);
+        let _ = ORIGINAL_LIMIT.set(limit);
         let mut soft = limit.current.unwrap_or(1 << 20);
         if let Some(hard) = limit.maximum.or(Some(1 << 20)) {
             let raised = Rlimit { current: Some(hard), maximum: limit.maximum };

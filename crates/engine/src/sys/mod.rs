@@ -9,7 +9,7 @@ mod open;
 mod stat;
 mod timing;
 
-pub use fdbudget::{fd_budget, fd_limit};
+pub use fdbudget::{fd_budget, fd_limit, original_nofile_limit};
 pub use fdcache::{CachedFd, PinnedFd, evict_one, open_cached_fds};
 pub use fstype::{FsClass, classify_fs};
 pub use open::{PATH_MAX, open_beneath, open_dir_at, open_path, split_parent};

@@ -1,13 +1,13 @@
 //! Running find's actions for the evaluator: printing, formatting, deleting, executing.
 
-use super::visitor::{Find, FindState};
-use canopy_engine::{Cx, Entry, Errno, FileKind, Op, WalkError};
-use canopy_expr::{Action, Host, Output};
+use super::visitor::{Find, FindState, Reporter};
+use canopy_engine::{Entry, Errno, FileKind, Op, WalkError};
+use canopy_expr::{Action, Host, Output, RenderError};
 use rustix::fs::{AtFlags, CWD, unlinkat};
 
-pub struct FindHost<'a, 'w, 'p> {
+pub struct FindHost<'a, 'p> {
     pub find: &'a Find<'p>,
-    pub cx: &'a mut Cx<'w, Find<'p>>,
+    pub cx: &'a mut dyn Reporter,
     pub state: &'a mut FindState,
 }
 
@@ -26,7 +26,7 @@ fn root_of(entry: &Entry<'_, ()>) -> Vec<u8> {
     }
 }
 
-impl<'p> Host<()> for FindHost<'_, '_, 'p> {
+impl<'p> Host<()> for FindHost<'_, 'p> {
     fn action(&mut self, index: usize, entry: &Entry<'_, ()>) -> bool {
         match &self.find.program.actions[index] {
             Action::Print { terminator, output } => {
@@ -46,14 +46,22 @@ impl<'p> Host<()> for FindHost<'_, '_, 'p> {
                 self.state.outputs.emit(
                     sink_index(*output),
                     || entry.path(),
-                    |out| {
-                        if let Err(errno) = format.render(entry, &root, out) {
-                            failure = Some(errno);
-                        }
-                    },
+                    |out| failure = format.render(entry, &root, out).err(),
                 );
-                if let Some(errno) = failure {
-                    self.error(entry, errno);
+                match failure {
+                    Some(RenderError::Stat(errno)) => self.error(entry, errno),
+                    Some(RenderError::Context(errno)) => {
+                        let path = String::from_utf8_lossy(&entry.path()).into_owned();
+                        crate::common::print_error(
+                            "find",
+                            format_args!(
+                                "getfilecon failed: '{path}': {}",
+                                canopy_engine::errno_message(errno)
+                            ),
+                        );
+                        self.find.failed.store(true, std::sync::atomic::Ordering::Relaxed);
+                    }
+                    None => {}
                 }
                 true
             }
@@ -76,12 +84,11 @@ impl<'p> Host<()> for FindHost<'_, '_, 'p> {
             }
             Action::Delete => self.delete(entry),
             Action::Exec(exec) => {
-                self.state.outputs.flush();
                 if exec.batch {
-                    self.state.batches.add(self.find, index, exec, entry);
+                    self.state.batches.add(self.find, index, exec, entry, &mut self.state.outputs);
                     true
                 } else {
-                    self.find.exec.run_one(exec, entry)
+                    self.find.exec.run_one(exec, entry, &mut self.state.outputs)
                 }
             }
         }
@@ -92,7 +99,7 @@ impl<'p> Host<()> for FindHost<'_, '_, 'p> {
     }
 }
 
-impl FindHost<'_, '_, '_> {
+impl FindHost<'_, '_> {
     /// `-delete`: unlink relative to the parent directory; directories were reached after their
     /// contents (`-delete` implies `-depth`). Like GNU find, `.` itself is never removed.
     fn delete(&mut self, entry: &Entry<'_, ()>) -> bool {

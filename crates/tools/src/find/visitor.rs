@@ -3,11 +3,12 @@
 
 use super::exec::{Batches, ExecRunner};
 use super::host::FindHost;
-use super::output::{Outputs, Record};
+use super::output::{OutputPolicy, Outputs, Record, StdoutGate};
 use canopy_dist::Cluster;
 use canopy_engine::output::Sink;
 use canopy_engine::{Action, Cx, DirNode, Entry, Errno, FileKind, Op, Visitor, WalkError};
 use canopy_expr::{Flow, LsWidths, Program, eval};
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -15,12 +16,14 @@ pub struct Find<'p> {
     pub program: &'p Program,
     /// 0 is stdout, then one per `-fprint`-style file.
     pub sinks: Vec<Arc<Sink>>,
-    pub sorted: bool,
+    output: OutputPolicy,
     /// With `-quit`, entries commit their output under this lock; once it holds `true`, nothing more
     /// is printed — so the output is exactly that of some serial order that stopped at the quit.
     quit_gate: Option<Mutex<bool>>,
     pub exec: ExecRunner,
     pub failed: AtomicBool,
+    /// The starting points, when `-ignore_readdir_race` must still report them missing.
+    roots: HashSet<Vec<u8>>,
 }
 
 /// One worker's state.
@@ -31,19 +34,32 @@ pub struct FindState {
 }
 
 impl<'p> Find<'p> {
-    pub fn new(program: &'p Program, sorted: bool, cluster: &Cluster) -> Result<Self, String> {
+    /// `line_buffered`: stdout is a terminal, where matches must show as they are found.
+    pub fn new(
+        program: &'p Program,
+        roots: &[Vec<u8>],
+        sorted: bool,
+        line_buffered: bool,
+        cluster: &Cluster,
+    ) -> Result<Self, String> {
         let sinks = cluster.outputs(&program.output_files).map_err(|e| format!("{e}"))?;
+        let gate = Arc::new(StdoutGate::default());
+        let runs_commands = program.actions.iter().any(|a| matches!(a, canopy_expr::Action::Exec(_)));
         Ok(Find {
             program,
             sinks,
-            sorted,
+            output: OutputPolicy { sorted, line_buffered, gate: runs_commands.then(|| Arc::clone(&gate)) },
             quit_gate: program.has_quit().then(|| Mutex::new(false)),
-            exec: ExecRunner::default(),
+            exec: ExecRunner::new(gate),
             failed: AtomicBool::new(false),
+            roots: match program.options.ignore_readdir_race {
+                true => roots.iter().cloned().collect(),
+                false => HashSet::new(),
+            },
         })
     }
 
-    fn evaluate(&self, cx: &mut Cx<'_, Self>, state: &mut FindState, entry: &Entry<'_, ()>) -> Flow {
+    fn evaluate(&self, cx: &mut dyn Reporter, state: &mut FindState, entry: &Entry<'_, ()>) -> Flow {
         let marks = self.quit_gate.as_ref().map(|_| state.outputs.marks());
         let mut flow = Flow::default();
         let mut host = FindHost { find: self, cx: &mut *cx, state: &mut *state };
@@ -58,24 +74,36 @@ impl<'p> Find<'p> {
                 state.outputs.flush();
             }
         }
+        state.outputs.end_entry();
         if flow.quit {
             cx.quit();
         }
         flow
     }
 
+    /// Evaluates a starting point that is not a directory outside the walk (there is nothing to
+    /// walk), in command-line order.
+    pub fn visit_start(&self, pass: &mut StartPass, state: &mut FindState, path: &[u8]) {
+        let Ok(path) = std::ffi::CString::new(path) else { return };
+        let entry = Entry::root(&path, self.program.follow != canopy_engine::Follow::Never);
+        if entry.depth() >= self.program.options.min_depth {
+            self.evaluate(pass, state, &entry);
+        }
+    }
+
     /// Writes what the workers left: pending `-exec … +` batches, sorted output (gathered from
     /// every rank), buffered bytes. Returns false if something failed (a command, a write).
-    pub fn finish(&self, states: Vec<FindState>, cluster: &Cluster) -> bool {
+    pub fn finish(&self, mut states: Vec<FindState>, cluster: &Cluster) -> bool {
+        // Everything printed comes out before the last `{} +` batches run, as in GNU find.
+        states.iter_mut().for_each(|state| state.outputs.flush());
+        states.iter_mut().for_each(|state| state.batches.flush_all(self));
         let mut records: Vec<Record> = Vec::new();
-        for mut state in states {
-            state.batches.flush_all(self);
-            match state.outputs {
-                Outputs::Direct(mut bufs) => bufs.iter_mut().for_each(|b| b.flush()),
-                Outputs::Sorted(r) => records.extend(r),
+        for state in states {
+            if let Outputs::Sorted(r) = state.outputs {
+                records.extend(r);
             }
         }
-        if self.sorted {
+        if self.output.sorted {
             let gathered = cluster.reduce(records, |mut a, b| {
                 a.extend(b);
                 a
@@ -95,6 +123,44 @@ impl<'p> Find<'p> {
     }
 }
 
+/// What evaluating an entry needs from its caller: a walk worker's context, or the pass over
+/// starting points outside the walk.
+pub trait Reporter {
+    /// Shows a failure and counts it toward the exit status if it counts.
+    fn report(&mut self, error: WalkError);
+    /// `-quit`: stop everything.
+    fn quit(&mut self);
+}
+
+impl Reporter for Cx<'_, Find<'_>> {
+    fn report(&mut self, error: WalkError) {
+        Cx::report(self, error);
+    }
+
+    fn quit(&mut self) {
+        Cx::quit(self);
+    }
+}
+
+/// The errors and `-quit` of starting points evaluated outside the walk.
+pub struct StartPass<'a, 'p> {
+    pub find: &'a Find<'p>,
+    pub errors: u64,
+    pub quit: bool,
+}
+
+impl Reporter for StartPass<'_, '_> {
+    fn report(&mut self, error: WalkError) {
+        if self.find.error(&error) {
+            self.errors += 1;
+        }
+    }
+
+    fn quit(&mut self) {
+        self.quit = true;
+    }
+}
+
 impl Visitor for Find<'_> {
     type State = FindState;
     type DirData = ();
@@ -102,7 +168,7 @@ impl Visitor for Find<'_> {
 
     fn new_state(&self) -> FindState {
         FindState {
-            outputs: Outputs::new(&self.sinks, self.sorted),
+            outputs: Outputs::new(&self.sinks, &self.output),
             ls: LsWidths::default(),
             batches: Batches::default(),
         }
@@ -139,7 +205,10 @@ impl Visitor for Find<'_> {
     }
 
     fn error(&self, error: &WalkError) -> bool {
-        if self.program.options.ignore_readdir_race && error.errno() == Some(Errno::NOENT) {
+        // -ignore_readdir_race forgives files that vanish during the walk, never a missing
+        // starting point.
+        let is_root = self.roots.contains(&error.path);
+        if self.program.options.ignore_readdir_race && error.errno() == Some(Errno::NOENT) && !is_root {
             return false;
         }
         crate::common::print_error("find", error);

@@ -1,0 +1,71 @@
+//! `canopy find` under `mpirun` with what the drop-in work added: starting points from
+//! `-files0-from`, file operands beside directories, `-exec`, and an `-fprint` file that cannot
+//! be created (every rank stops, none hangs). The results equal one process's, which the GNU
+//! oracle tests check.
+#![cfg(feature = "mpi")]
+
+mod common;
+
+use common::mpirun::mpirun;
+use common::*;
+
+fn local(args: &[&str]) -> std::process::Output {
+    let mut c = canopy();
+    c.args(args);
+    run(c, None)
+}
+
+fn tree(base: &std::path::Path) {
+    for d in 0..12 {
+        let dir = base.join(format!("d{d}"));
+        std::fs::create_dir_all(dir.join("sub")).unwrap();
+        for f in 0..40 {
+            std::fs::write(dir.join(format!("f{f}")), b"x").unwrap();
+        }
+        std::fs::write(dir.join("sub/leaf"), b"").unwrap();
+    }
+}
+
+#[test]
+fn files0_from_operands_and_exec_give_one_process_results() {
+    let tmp = tempfile::tempdir().unwrap();
+    tree(tmp.path());
+    let path = |p: &str| tmp.path().join(p).to_str().unwrap().to_string();
+    let list = tmp.path().join("list");
+    std::fs::write(&list, [path("d1"), path("d2/f3"), path("d3"), path("missing")].join("\0")).unwrap();
+    let list = list.to_str().unwrap();
+    let (d0, f1, d4, f2) = (path("d0"), path("d1/f1"), path("d4"), path("d2/f2"));
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["find", "-files0-from", list, "-print0"],
+        vec!["find", f1.as_str(), d0.as_str(), f2.as_str(), d4.as_str(), "-print0"],
+        vec!["find", d0.as_str(), "-type", "f", "-exec", "printf", "%s\\0", "{}", ";"],
+        vec!["find", d0.as_str(), d4.as_str(), "-type", "f", "-exec", "printf", "%s\\0", "{}", "+"],
+    ];
+    for args in cases {
+        let want = local(&args);
+        for n in [1, 3] {
+            let got = mpirun(n, &args, &[]);
+            assert_eq!(
+                got.status.code(),
+                want.status.code(),
+                "{args:?} -n {n}: {}",
+                String::from_utf8_lossy(&got.stderr)
+            );
+            assert_eq!(records(&got.stdout, 0), records(&want.stdout, 0), "{args:?} -n {n}");
+        }
+    }
+}
+
+#[test]
+fn an_output_file_that_cannot_be_created_stops_every_rank() {
+    let tmp = tempfile::tempdir().unwrap();
+    tree(tmp.path());
+    let root = tmp.path().to_str().unwrap();
+    for n in [2, 4] {
+        let out = mpirun(n, &["find", root, "-fprint", "/nonexistent/x"], &[]);
+        assert_eq!(out.status.code(), Some(1), "-n {n}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("canopy find: '/nonexistent/x': No such file or directory"), "{stderr}");
+        assert!(out.stdout.is_empty());
+    }
+}
