@@ -304,7 +304,8 @@ fn basic_and_extended_syntax_with_gnu_quirks_and_errors() {
 
 #[test]
 fn binary_files_and_encodings_as_gnu_grep() {
-    let cases: &[(&[u8], &[&[u8]], &str)] = &[
+    type Case<'a> = (&'a [u8], &'a [&'a [u8]], &'a str);
+    let cases: &[Case] = &[
         (b"foo\0\nfoo\nfoo\n", &[b"foo"], "C"),
         (b"foo\0\nfoo\nfoo\n", &[b"-c", b"foo"], "C"),
         (b"foo\0\nfoo\nfoo\n", &[b"-I", b"-c", b"foo"], "C"),

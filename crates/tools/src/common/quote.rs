@@ -33,7 +33,6 @@ pub fn quote_for(name: &[u8], utf8: bool) -> String {
             // Inside double quotes these would mean something to the shell.
             b'{' | b'}' if name.len() == 1 => quoted.plain(byte),
             b'#' | b'~' if i == 0 => quoted.plain(byte),
-            b' ' => quoted.plain(byte),
             b'!' | b'"' | b'$' | b'&' | b'(' | b')' | b'*' | b';' | b'<' | b'=' | b'>' | b'[' | b'^'
             | b'`' | b'|' | b'\\' | b'?' | b'{' | b'}' | b'#' | b'~' => !quoted.plain(byte),
             0x20..=0x7e => quoted.plain(byte),

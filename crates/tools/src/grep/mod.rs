@@ -213,8 +213,11 @@ fn prepare(o: &GrepOptions, rules: &[select::Rule], cluster: &Cluster) -> Result
     Ok((grep, operands))
 }
 
+/// Patterns (or operands) as bytes.
+type Strings = Vec<Vec<u8>>;
+
 /// The patterns (from -e and -f, else the first argument), one per line, and the file operands.
-fn patterns_and_files(o: &GrepOptions) -> Result<(Vec<Vec<u8>>, Vec<Vec<u8>>), String> {
+fn patterns_and_files(o: &GrepOptions) -> Result<(Strings, Strings), String> {
     let mut args: Vec<Vec<u8>> = o.args.iter().map(|a| os_to_bytes(a)).collect();
     let mut patterns = Vec::new();
     for list in &o.regexp {
