@@ -1,8 +1,9 @@
-//! `canopy du` against GNU du as the oracle: the same lines for every list-mode option, at 1 to 32
-//! threads, on trees with hard links, a sparse file, odd names (newline, invalid UTF-8), a path
-//! past PATH_MAX, a wide directory, and — as an unprivileged user — directories that cannot be
-//! read. Hard links spread over several directories are checked against GNU du `-l` (every link
-//! counted) corrected by the documented rule, with GNU find listing the links.
+//! `canopy du` against GNU du as the oracle: the same lines for every list-mode option (-S, -l,
+//! -t, --time included), at 1 to 32 threads, on trees with hard links, a sparse file, odd names
+//! (newline, invalid UTF-8), a path past PATH_MAX, a wide directory, and — as an unprivileged
+//! user — directories that cannot be read; several arguments come out in the order given, as
+//! du's do. Hard links spread over several directories are checked against GNU du `-l` (every
+//! link counted) corrected by the documented rule, with GNU find listing the links.
 
 mod common;
 
@@ -38,7 +39,9 @@ fn same_lines(args: &[&OsStr], threads: &[&str]) {
     let want = du(args);
     assert_eq!(want.status.code(), Some(0), "du {args:?}: {}", String::from_utf8_lossy(&want.stderr));
     let sep = if args.iter().any(|a| *a == "-0") { 0 } else { b'\n' };
-    let all = args.iter().any(|a| *a == "-a" || a.as_bytes().starts_with(b"-a"));
+    // With -l every name is listed, by du and canopy alike.
+    let all = args.iter().any(|a| *a == "-a" || a.as_bytes().starts_with(b"-a"))
+        && !args.contains(&OsStr::new("-l"));
     let first_names = if all { first_names(args) } else { HashMap::new() };
     let canonical = |out: &[u8]| -> Vec<Vec<u8>> {
         let mut lines: Vec<Vec<u8>> = records(out, sep)
@@ -151,6 +154,129 @@ fn list_mode_lines_equal_gnu_du() {
             same_lines(&args, threads);
         }
     }
+}
+
+#[test]
+fn separate_dirs_count_links_threshold_and_time_like_gnu_du() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tree(tmp.path());
+    let r = root.as_os_str();
+    let option_sets: &[&[&str]] = &[
+        &["-S", "-B1"],
+        &["-S", "-a", "-b"],
+        &["-Ss", "-B1"],
+        &["-S", "-c", "--inodes"],
+        &["-S", "-d", "1", "-B1"],
+        &["-l", "-B1"],
+        &["-l", "-a", "-b"],
+        &["-l", "-c", "--inodes"],
+        &["-t", "5k", "-B1"],
+        &["-t", "-5k", "-a", "-b"],
+        &["--threshold=1M", "-a", "-B1"],
+        &["-t", "0x10", "--inodes"],
+        &["-t", "12KB", "-S", "-b"],
+        &["--time", "-B1"],
+        &["--time=ctime", "--time-style=full-iso", "-b"],
+        &["--time", "--time-style=+%s.%N %Y", "-s"],
+        &["--time=status", "--time-style=iso", "-S", "-c"],
+        &["--time", "--time-style=long-iso", "-t", "-20k"],
+    ];
+    for options in option_sets {
+        let mut args: Vec<&OsStr> = options.iter().map(OsStr::new).collect();
+        args.push(r);
+        same_lines(&args, &["1", "4"]);
+    }
+    // TIME_STYLE from the environment (posix- prefixes dropped), and a time zone with a half hour.
+    for (style, zone) in [("posix-full-iso", "XYZ-5:30"), ("+%H:%M:%S %:z", "UTC0"), ("locale", "ABC+3")] {
+        let run_with = |mut c: std::process::Command| {
+            c.env("TIME_STYLE", style).env("TZ", zone).args(["--time", "-B1"]).arg(r);
+            run(c, None)
+        };
+        let want = run_with(gnu("du"));
+        let mut ours = canopy();
+        ours.arg("du");
+        let got = run_with(ours);
+        assert_eq!(got.status.code(), Some(0), "{}", String::from_utf8_lossy(&got.stderr));
+        assert_same_records(
+            &records(&got.stdout, b'\n'),
+            &records(&want.stdout, b'\n'),
+            &format!("TIME_STYLE={style}"),
+        );
+    }
+}
+
+/// `du -sh b a c` prints b, a, c in that order, and so does every list: one argument's lines
+/// after another's, each ending with the argument itself.
+#[test]
+fn arguments_come_out_in_the_order_given() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tree(tmp.path());
+    let at = |rel: &str| root.join(rel).into_os_string();
+    let (a, b, c, dat, wide, odd, h1) =
+        (at("a"), at("a/b"), at("a/b/c"), at("dat"), at("wide"), at("odd"), at("a/h1"));
+    let orders: Vec<Vec<&OsStr>> = vec![
+        vec![&wide, &dat, &odd],
+        vec![&dat, &wide, &odd, &c],
+        vec![&c, &a, &dat],
+        vec![&h1, &a, &wide],
+        vec![&odd, &b, &dat, &wide],
+    ];
+    for order in &orders {
+        for options in [&["-s", "-B1"][..], &["-sh"], &["-s", "-c", "--inodes"], &["-s", "-b", "--time"]] {
+            let mut args: Vec<&OsStr> = options.iter().map(OsStr::new).collect();
+            args.extend(order.iter().copied());
+            let want = du(&args);
+            for j in ["1", "3"] {
+                let mut ours: Vec<&OsStr> = vec![OsStr::new("-j"), OsStr::new(j)];
+                ours.extend_from_slice(&args);
+                let got = canopy_du(&ours);
+                assert_eq!(got.status.code(), Some(0), "{}", String::from_utf8_lossy(&got.stderr));
+                assert_eq!(
+                    String::from_utf8_lossy(&got.stdout),
+                    String::from_utf8_lossy(&want.stdout),
+                    "du {args:?} -j {j}: the same lines in the same order"
+                );
+            }
+        }
+        // Whole lists: the same lines, each argument's together and in argument order, its own
+        // line last.
+        let mut args: Vec<&OsStr> = vec![OsStr::new("-B1"), OsStr::new("-0")];
+        args.extend(order.iter().copied());
+        let want = du(&args);
+        let got = canopy_du(&args);
+        assert_eq!(got.status.code(), Some(0));
+        assert_same_records(&records(&got.stdout, 0), &records(&want.stdout, 0), &format!("du {args:?}"));
+        let paths: Vec<&[u8]> = got
+            .stdout
+            .split(|&b| b == 0)
+            .filter(|l| !l.is_empty())
+            .map(|l| &l[l.iter().position(|&b| b == b'\t').unwrap() + 1..])
+            .collect();
+        let mut position = 0;
+        for argument in order {
+            let argument = argument.as_bytes();
+            let start = position;
+            while position < paths.len() && paths[position].starts_with(argument) {
+                position += 1;
+            }
+            assert!(
+                position > start,
+                "du {args:?}: {} has no lines in its turn",
+                String::from_utf8_lossy(argument)
+            );
+            assert_eq!(paths[position - 1], argument, "du {args:?}: the argument's own line ends its lines");
+        }
+        assert_eq!(position, paths.len(), "du {args:?}: every line belongs to its argument's turn");
+    }
+    // A missing argument in the middle: the others keep their places.
+    let missing = tmp.path().join("missing");
+    let args = [dat.as_os_str(), missing.as_os_str(), wide.as_os_str()];
+    let mut with_s = vec![OsStr::new("-s")];
+    with_s.extend(args);
+    let want = du(&with_s);
+    let got = canopy_du(&with_s);
+    assert_eq!((got.status.code(), want.status.code()), (Some(1), Some(1)));
+    assert_eq!(got.stdout, want.stdout);
 }
 
 #[test]
@@ -378,6 +504,10 @@ fn usage_errors_exit_2() {
         &["-B", "1Q"],
         &["--json", "-s"],
         &["--min-ratio", "2"],
+        &["--threshold=-0"],
+        &["-t", "1x"],
+        &["--time=bad"],
+        &["--time", "--time-style=bad"],
     ] {
         let mut args: Vec<&OsStr> = bad.iter().map(OsStr::new).collect();
         args.push(tmp.path().as_os_str());

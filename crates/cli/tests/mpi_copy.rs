@@ -218,20 +218,20 @@ fn rm_under_mpirun_removes_what_find_selects() {
             .cloned()
             .collect();
         assert!(selected.len() > 100, "{context}: the filter selects plenty");
-        let mut args = vec!["rm", "--sched", sched, s(&victim)];
+        let mut args = vec!["rm", "-r", "--sched", sched, s(&victim)];
         args.extend(filter);
         assert_clean(&mpirun(n, &args, &[]), &context);
         let removed: BTreeSet<Vec<u8>> = before.difference(&all_paths(&victim)).cloned().collect();
         assert!(removed == selected, "{context}: {} removed, {} selected", removed.len(), selected.len());
         // The dry run lists, on rank 0, what one process lists; then everything goes.
-        let listed = mpirun(n, &["rm", "-n", "--sched", sched, s(&victim)], &[]);
+        let listed = mpirun(n, &["rm", "-rn", "--sched", sched, s(&victim)], &[]);
         assert_clean(&listed, &context);
         let mut local = canopy();
-        local.args(["rm", "-n", s(&victim)]);
+        local.args(["rm", "-rn", s(&victim)]);
         let want = run(local, None);
         assert!(want.stdout.len() > 1000);
         assert_same_records(&records(&listed.stdout, b'\n'), &records(&want.stdout, b'\n'), &context);
-        assert_clean(&mpirun(n, &["rm", "--sched", sched, s(&victim)], &[]), &context);
+        assert_clean(&mpirun(n, &["rm", "-rf", "--sched", sched, s(&victim)], &[]), &context);
         assert!(!victim.exists(), "{context}: nothing left");
     }
 }

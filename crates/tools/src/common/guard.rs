@@ -9,6 +9,7 @@ use rustix::io::Errno;
 /// `/`, the current directory and every directory above it.
 pub struct Protected {
     ids: Vec<(u64, u64)>,
+    root: (u64, u64),
 }
 
 impl Protected {
@@ -18,11 +19,16 @@ impl Protected {
         if !ids.contains(&root) {
             ids.push(root);
         }
-        Ok(Protected { ids })
+        Ok(Protected { ids, root })
     }
 
     pub fn contains(&self, id: (u64, u64)) -> bool {
         self.ids.contains(&id)
+    }
+
+    /// Whether `id` is `/` itself.
+    pub fn is_root(&self, id: (u64, u64)) -> bool {
+        self.root == id
     }
 }
 

@@ -2,9 +2,10 @@
 //! lines are printed (list mode) or the chart is drawn, and which files are written.
 
 use super::exclude::Excludes;
+use super::time::{TimeFormat, time_field};
 use super::tree::Shape;
-use super::units::Units;
-use super::usage::Metric;
+use super::units::{Units, parse_threshold};
+use super::usage::{Metric, TimeField};
 use crate::common::WalkArgs;
 use canopy_engine::Follow;
 use clap::{ArgAction, Args, ValueEnum};
@@ -13,11 +14,12 @@ use std::path::PathBuf;
 
 const EXAMPLES: &str = "\
 canopy du PATH draws a chart: the tree of directories, largest first, with bars and percentages of
-the total. Any of GNU du's options (-s -a -c -b -B -k -m -h --si -d/--max-depth -0 --apparent-size
---inodes -x -L -P -H --exclude, or --list) prints GNU du's lines instead: the same lines du prints,
-in the order the directories finish (--sort: a fixed order, each directory after its contents).
-The measuring options (--apparent-size --inodes -x -L -P -H --exclude) also work with the chart:
-add --chart or any chart option (--depth --min-ratio --top --top-down --files).
+the total. Any of GNU du's options (-s -a -c -b -B -k -m -h --si -d/--max-depth -0 -S -t --time
+--apparent-size --inodes -l -x -L -P -H --exclude -X, or --list) prints GNU du's lines instead: the
+same lines du prints, the arguments one after another in the order given, each one's lines as its
+directories finish (--sort: a fixed order, each directory after its contents). The measuring
+options (--apparent-size --inodes -l -x -L -P -H --exclude) also work with the chart: add --chart
+or any chart option (--depth --min-ratio --top --top-down --files).
 
 Hard links are counted once, for the first name: the first PATH holding one of the names and,
 within it, the name whose path sorts first component by component — the same on every run, with
@@ -29,7 +31,8 @@ Examples:
   canopy du ~/src                           chart of the largest directories
   canopy du --files --top 5 --depth 2 /data the 5 largest entries per directory, 2 levels
   canopy du --chart --inodes /scratch       chart of entry counts instead of bytes
-  canopy du -sh /data/*                     like du -sh
+  canopy du -sh /data/*                     like du -sh, in the order given
+  canopy du -ah -t 1G --time /data          files and directories of 1 GiB or more, with times
   canopy du -B1 --max-depth=2 --sort /data  like du -B1 --max-depth=2, in a fixed order
   canopy du --json /data | jq .total        the tree as JSON (canopy.du v1)
   canopy du --html report.html /data        an interactive treemap in one HTML file
@@ -113,6 +116,24 @@ pub struct DuArgs {
     #[arg(long, help_heading = LIST)]
     pub sort: bool,
 
+    /// For directories do not include the size of subdirectories.
+    #[arg(short = 'S', long = "separate-dirs", help_heading = LIST)]
+    pub separate_dirs: bool,
+
+    /// Exclude entries smaller than SIZE if positive, or entries greater than SIZE if negative.
+    #[arg(short = 't', long, value_name = "SIZE", allow_hyphen_values = true, help_heading = LIST)]
+    pub threshold: Option<String>,
+
+    /// Show the time of the last modification of anything in the directory (or the file); with
+    /// WORD, the time WORD names instead: atime, access, use, ctime or status.
+    #[arg(long, value_name = "WORD", num_args = 0..=1, require_equals = true, default_missing_value = "",
+          help_heading = LIST)]
+    pub time: Option<String>,
+
+    /// Show times using STYLE: full-iso, long-iso (default), iso, or +FORMAT (as date's).
+    #[arg(long = "time-style", value_name = "STYLE", help_heading = LIST)]
+    pub time_style: Option<String>,
+
     /// Apparent sizes (st_size) rather than disk usage.
     #[arg(long = "apparent-size", help_heading = MEASURE)]
     pub apparent_size: bool,
@@ -120,6 +141,10 @@ pub struct DuArgs {
     /// Count entries (inodes) instead of bytes.
     #[arg(long, help_heading = MEASURE)]
     pub inodes: bool,
+
+    /// Count sizes many times if hard linked (and arguments that overlap, each time).
+    #[arg(short = 'l', long = "count-links", help_heading = MEASURE)]
+    pub count_links: bool,
 
     /// Skip directories on other file systems.
     #[arg(short = 'x', long = "one-file-system", help_heading = MEASURE)]
@@ -143,6 +168,10 @@ pub struct DuArgs {
     /// Leave out entries whose path, or any tail of it after a `/`, matches the shell PATTERN.
     #[arg(long, value_name = "PATTERN", help_heading = MEASURE)]
     pub exclude: Vec<OsString>,
+
+    /// Like --exclude, for every pattern in FILE (one per line).
+    #[arg(short = 'X', long = "exclude-from", value_name = "FILE", help_heading = MEASURE)]
+    pub exclude_from: Vec<PathBuf>,
 
     /// Draw the chart even with du's measuring options (--inodes, -x…).
     #[arg(long, help_heading = CHART)]
@@ -201,6 +230,20 @@ pub struct DuArgs {
     pub walk: WalkArgs,
 }
 
+/// `--exclude` patterns, and the lines of the `-X` files.
+fn exclude_patterns(args: &DuArgs) -> Result<Vec<OsString>, String> {
+    use std::os::unix::ffi::OsStringExt;
+    let mut patterns = args.exclude.clone();
+    for file in &args.exclude_from {
+        let text = std::fs::read(file)
+            .map_err(|e| format!("{}: {}", file.display(), crate::common::io_error_message(&e)))?;
+        patterns.extend(
+            text.split(|&b| b == b'\n').filter(|l| !l.is_empty()).map(|l| OsString::from_vec(l.to_vec())),
+        );
+    }
+    Ok(patterns)
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum ColorWhen {
     Auto,
@@ -221,6 +264,22 @@ pub struct ListPlan {
     pub nul: bool,
     pub units: Units,
     pub sorted: bool,
+    /// `-S`: a directory's line counts only itself and the files directly in it.
+    pub separate: bool,
+    /// `-t`: lines of at least this size (negative: at most its absolute value).
+    pub threshold: i64,
+    /// `--time`: the time stamp shown, and how.
+    pub time: Option<(TimeField, TimeFormat)>,
+}
+
+impl ListPlan {
+    /// Whether a line of this size passes `--threshold` (the total always does).
+    pub fn passes(&self, size: u64) -> bool {
+        match self.threshold {
+            t if t < 0 => size <= t.unsigned_abs(),
+            t => size >= t as u64,
+        }
+    }
 }
 
 /// Everything the walk and the outputs need to know, decided once from the arguments.
@@ -231,6 +290,8 @@ pub struct Plan {
     pub excludes: Option<Excludes>,
     /// `-L`: every inode may be met twice, so every inode is counted once (GNU du hashes all).
     pub count_every_inode_once: bool,
+    /// `-l`: every name of a file counts, and so does every argument, overlapping or repeated.
+    pub count_links: bool,
     pub list: Option<ListPlan>,
     /// The tree the chart, `--json` and `--html` show.
     pub shape: Option<Shape>,
@@ -251,14 +312,19 @@ impl Plan {
             || args.human_readable
             || args.si
             || args.list
-            || args.sort;
+            || args.sort
+            || args.separate_dirs
+            || args.threshold.is_some()
+            || args.time.is_some();
         let measuring = args.apparent_size
             || args.inodes
             || args.one_file_system
             || args.dereference
             || args.no_dereference
             || args.dereference_args
-            || !args.exclude.is_empty();
+            || args.count_links
+            || !args.exclude.is_empty()
+            || !args.exclude_from.is_empty();
         let chart_asked = args.chart
             || args.depth.is_some()
             || args.min_ratio.is_some()
@@ -266,7 +332,7 @@ impl Plan {
             || args.top_down
             || args.files;
         if list_output && (chart_asked || args.json) {
-            return Err("du's list options (-s -a -c -b -B -k -m -h --si -d -0 --list --sort) print lines; \
+            return Err("du's list options (-s -a -c -b -B -k -m -h --si -d -0 -S -t --time --list --sort) print lines; \
                         the chart's (--chart --depth --min-ratio --top --top-down --files) and --json \
                         draw the tree: choose one"
                 .into());
@@ -317,6 +383,10 @@ impl Plan {
             if args.inodes {
                 units = units.for_counts();
             }
+            let time = match &args.time {
+                Some(word) => Some((time_field(word)?, TimeFormat::new(args.time_style.as_deref())?)),
+                None => None,
+            };
             Ok(ListPlan {
                 max_depth: if args.summarize { 0 } else { args.max_depth.unwrap_or(u32::MAX) },
                 all: args.all,
@@ -324,6 +394,9 @@ impl Plan {
                 nul: args.null,
                 units,
                 sorted: args.sort,
+                separate: args.separate_dirs,
+                threshold: args.threshold.as_deref().map(parse_threshold).transpose()?.unwrap_or(0),
+                time,
             })
         });
         let list = list.transpose()?;
@@ -339,12 +412,18 @@ impl Plan {
             metric,
             follow,
             one_file_system: args.one_file_system,
-            excludes: Excludes::new(&args.exclude)?,
-            count_every_inode_once: follow == Follow::Always,
+            excludes: Excludes::new(&exclude_patterns(args)?)?,
+            count_every_inode_once: follow == Follow::Always && !args.count_links,
+            count_links: args.count_links,
             list,
             shape,
             chart,
         })
+    }
+
+    /// The time stamp `--time` collects.
+    pub fn time_field(&self) -> Option<TimeField> {
+        self.list.as_ref().and_then(|list| list.time.as_ref()).map(|(field, _)| *field)
     }
 
     /// Warnings GNU du gives for the same options.

@@ -159,7 +159,11 @@ mod tests {
     fn node(name: &str, kind: NodeKind, n: u64, children: Vec<Node>) -> Node {
         Node {
             children,
-            ..Node::new(name.as_bytes().to_vec(), kind, Usage { allocated: n, apparent: n, inodes: 1 })
+            ..Node::new(
+                name.as_bytes().to_vec(),
+                kind,
+                Usage { allocated: n, apparent: n, inodes: 1, latest: None },
+            )
         }
     }
 

@@ -2,7 +2,8 @@
 //! against the whole path as printed and against every tail of it that starts after a `/` — so
 //! `--exclude=cache` leaves out every entry named `cache`, and `--exclude='*.o'` every object file.
 
-use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use crate::common::fnmatch::{glob, tails};
+use globset::{GlobSet, GlobSetBuilder};
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
@@ -20,57 +21,15 @@ impl Excludes {
         let mut set = GlobSetBuilder::new();
         for pattern in patterns {
             let text = pattern.to_string_lossy();
-            let glob = GlobBuilder::new(&literal_braces(&text))
-                .literal_separator(false)
-                .backslash_escape(true)
-                .build()
-                .map_err(|e| format!("--exclude '{text}': {e}"))?;
-            set.add(glob);
+            set.add(glob(&text).map_err(|e| format!("--exclude '{text}': {e}"))?);
         }
         let set = set.build().map_err(|e| format!("--exclude: {e}"))?;
         Ok(Some(Excludes { set }))
     }
 
     pub fn matches(&self, path: &[u8]) -> bool {
-        let matches = |p: &[u8]| self.set.is_match(Path::new(OsStr::from_bytes(p)));
-        if matches(path) {
-            return true;
-        }
-        (0..path.len()).any(|i| {
-            path[i] == b'/' && path.get(i + 1).is_some_and(|&next| next != b'/') && matches(&path[i + 1..])
-        })
+        tails(path).any(|tail| self.set.is_match(Path::new(OsStr::from_bytes(tail))))
     }
-}
-
-/// fnmatch has no `{a,b}` alternatives: braces outside brackets are literal characters.
-fn literal_braces(pattern: &str) -> String {
-    let mut out = String::with_capacity(pattern.len());
-    let mut chars = pattern.chars();
-    let mut in_class = false;
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' => {
-                out.push(c);
-                if let Some(next) = chars.next() {
-                    out.push(next);
-                }
-            }
-            '[' if !in_class => {
-                in_class = true;
-                out.push(c);
-            }
-            ']' if in_class => {
-                in_class = false;
-                out.push(c);
-            }
-            '{' | '}' if !in_class => {
-                out.push('\\');
-                out.push(c);
-            }
-            _ => out.push(c),
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -13,12 +13,12 @@
 //! files with several links carry `hlnkc`, and ncdu counts them once itself. Directories that
 //! could not be read carry `read_error`, entries left out by `--exclude` or `-x` carry `excluded`.
 
+pub use super::spool::Piece;
+use super::spool::{Spool, write_pieces};
 use canopy_engine::Metadata;
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
-use std::fs::File;
 use std::io::{self, Write};
-use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::sync::Mutex;
 
@@ -26,13 +26,6 @@ use std::sync::Mutex;
 const HEADER_VERSION: &[u8] = b"[1,2,";
 /// Bytes kept in memory per part before it goes to the spool file.
 const SPILL_BYTES: usize = 64 << 10;
-
-/// A piece of the export: bytes in memory or a range of the spool file.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Piece {
-    Inline(Vec<u8>),
-    Spooled { offset: u64, len: u64 },
-}
 
 /// One directory's part while it is being walked.
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -70,18 +63,10 @@ pub struct Export {
     unreadable: Mutex<HashSet<Vec<u8>>>,
 }
 
-struct Spool {
-    file: File,
-    len: u64,
-}
-
 impl Export {
     /// Parts beyond a few KiB go to an unnamed file created in `dir`.
     pub fn spooled(dir: &Path) -> io::Result<Export> {
-        Ok(Export {
-            spool: Some(Mutex::new(Spool { file: unnamed_file(dir)?, len: 0 })),
-            unreadable: Mutex::default(),
-        })
+        Ok(Export { spool: Some(Mutex::new(Spool::create(dir)?)), unreadable: Mutex::default() })
     }
 
     /// Everything in memory (distributed runs, where parts move between ranks).
@@ -181,10 +166,7 @@ impl Export {
     /// Writes bytes to the spool; `None` (they stay in memory) if that fails.
     fn spool_bytes(&self, bytes: &[u8]) -> Option<Piece> {
         let mut spool = self.spool.as_ref()?.lock().unwrap_or_else(|e| e.into_inner());
-        let offset = spool.len;
-        spool.file.write_all_at(bytes, offset).ok()?;
-        spool.len += bytes.len() as u64;
-        Some(Piece::Spooled { offset, len: bytes.len() as u64 })
+        spool.append(bytes).ok()
     }
 
     /// Writes the complete export of the tree whose root part is `root` to `out`.
@@ -195,23 +177,8 @@ impl Export {
             "{{\"progname\":\"canopy\",\"progver\":\"{}\",\"timestamp\":{timestamp}}},",
             env!("CARGO_PKG_VERSION")
         )?;
-        let mut buffer = vec![0u8; 1 << 20];
-        for piece in root {
-            match piece {
-                Piece::Inline(bytes) => out.write_all(bytes)?,
-                Piece::Spooled { offset, len } => {
-                    let spool = self.spool.as_ref().ok_or_else(|| io::Error::other("no spool file"))?;
-                    let spool = spool.lock().unwrap_or_else(|e| e.into_inner());
-                    let (mut at, end) = (*offset, offset + len);
-                    while at < end {
-                        let n = ((end - at) as usize).min(buffer.len());
-                        spool.file.read_exact_at(&mut buffer[..n], at)?;
-                        out.write_all(&buffer[..n])?;
-                        at += n as u64;
-                    }
-                }
-            }
-        }
+        let spool = self.spool.as_ref().map(|spool| spool.lock().unwrap_or_else(|e| e.into_inner()));
+        write_pieces(root, spool.as_deref(), out)?;
         out.write_all(b"]\n")
     }
 }
@@ -264,26 +231,6 @@ fn json_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
         }
     }
     out.push(b'"');
-}
-
-/// A file with no name in `dir` (gone when closed); a named one removed at once where the file
-/// system has no `O_TMPFILE`.
-fn unnamed_file(dir: &Path) -> io::Result<File> {
-    use rustix::fs::{Mode, OFlags, openat};
-    match openat(
-        rustix::fs::CWD,
-        dir,
-        OFlags::TMPFILE | OFlags::RDWR | OFlags::CLOEXEC,
-        Mode::from_raw_mode(0o600),
-    ) {
-        Ok(fd) => Ok(File::from(fd)),
-        Err(_) => {
-            let path = dir.join(format!(".canopy-du-spool-{}", std::process::id()));
-            let file = File::options().read(true).write(true).create_new(true).open(&path)?;
-            std::fs::remove_file(&path)?;
-            Ok(file)
-        }
-    }
 }
 
 #[cfg(test)]

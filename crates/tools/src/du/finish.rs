@@ -4,7 +4,7 @@
 use super::args::Plan;
 use super::export::Piece;
 use super::links::{LinkRecord, Place, merge_records};
-use super::list::{Line, sort_lines, write_line};
+use super::list::{Line, group_by_argument, sort_lines, write_line};
 use super::roots::Roots;
 use super::tree::{Node, NodeKind, Shape};
 use super::usage::Usage;
@@ -49,8 +49,11 @@ pub struct Measured {
 /// Everything there is to print.
 pub struct Settled {
     pub measured: Vec<Measured>,
-    /// List lines not printed during the walk (all of them with `--sort`), and the total.
-    pub lines: Vec<u8>,
+    /// List lines not printed during the walk (all of them with `--sort` or under MPI), in
+    /// argument order.
+    pub lines: Vec<Line>,
+    /// `-c`'s line.
+    pub total_line: Vec<u8>,
     pub total: Usage,
 }
 
@@ -76,7 +79,9 @@ pub fn settle(plan: &Plan, roots: &Roots, mut gathered: Gathered) -> Settled {
         if record.is_dir || depth == 0 {
             continue;
         }
-        if let Some(list) = plan.list.as_ref().filter(|l| l.all && depth <= l.max_depth) {
+        if let Some(list) = plan.list.as_ref().filter(|l| l.all && depth <= l.max_depth)
+            && list.passes(record.usage.get(plan.metric))
+        {
             let path = join_path(roots.path(record.owner.root), &record.owner.rel);
             let mut bytes = Vec::new();
             write_line(&mut bytes, list, plan.metric, record.usage, &path);
@@ -109,6 +114,8 @@ pub fn settle(plan: &Plan, roots: &Roots, mut gathered: Gathered) -> Settled {
     }
     if plan.list.as_ref().is_some_and(|l| l.sorted) {
         sort_lines(&mut lines);
+    } else {
+        group_by_argument(&mut lines);
     }
     let mut total = Usage::default();
     let mut measured = Vec::new();
@@ -131,11 +138,11 @@ pub fn settle(plan: &Plan, roots: &Roots, mut gathered: Gathered) -> Settled {
             export: result.export,
         });
     }
-    let mut out: Vec<u8> = lines.into_iter().flat_map(|l| l.bytes).collect();
+    let mut total_line = Vec::new();
     if let Some(list) = plan.list.as_ref().filter(|l| l.total) {
-        write_line(&mut out, list, plan.metric, total, b"total");
+        write_line(&mut total_line, list, plan.metric, total, b"total");
     }
-    Settled { measured, lines: out, total }
+    Settled { measured, lines, total_line, total }
 }
 
 /// Lines of the directories whose sizes were open during the walk (and of arguments that are
@@ -153,15 +160,17 @@ fn collect_open_lines(
     if depth > list.max_depth || node.printed {
         return;
     }
-    if (node.kind == NodeKind::Dir || depth == 0) && keep(place) {
-        let mut bytes = Vec::new();
-        write_line(&mut bytes, list, plan.metric, node.usage, path);
-        lines.push(Line { place: place.clone(), bytes });
-    }
     for child in node.children.iter().filter(|c| c.kind == NodeKind::Dir) {
         let child_path = join_path(path, &child.name);
         let child_place = Place { root: place.root, rel: join_rel(&place.rel, &child.name) };
         collect_open_lines(plan, list, child, &child_path, &child_place, keep, lines);
+    }
+    // After its contents, as du prints a directory.
+    let shown = if list.separate { node.own } else { node.usage };
+    if (node.kind == NodeKind::Dir || depth == 0) && keep(place) && list.passes(shown.get(plan.metric)) {
+        let mut bytes = Vec::new();
+        write_line(&mut bytes, list, plan.metric, shown, path);
+        lines.push(Line { place: place.clone(), bytes });
     }
 }
 

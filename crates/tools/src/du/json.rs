@@ -109,12 +109,15 @@ mod tests {
 
     #[test]
     fn round_trips_with_exact_names() {
-        let mut root =
-            Node::new(b"/data".to_vec(), NodeKind::Dir, Usage { allocated: 8192, apparent: 10, inodes: 3 });
+        let mut root = Node::new(
+            b"/data".to_vec(),
+            NodeKind::Dir,
+            Usage { allocated: 8192, apparent: 10, inodes: 3, latest: None },
+        );
         root.children.push(Node::new(
             b"bad\xffname".to_vec(),
             NodeKind::File,
-            Usage { allocated: 4096, apparent: 5, inodes: 1 },
+            Usage { allocated: 4096, apparent: 5, inodes: 1, latest: None },
         ));
         let shape = Shape { depth: 3, min_ratio: 0.0, top: Some(4), files: true, metric: Metric::Apparent };
         let measured = [Measured { path: b"/data".to_vec(), tree: root.clone(), export: Vec::new() }];

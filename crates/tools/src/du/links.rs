@@ -187,7 +187,7 @@ mod tests {
         Place { root, rel: rel.as_bytes().to_vec() }
     }
 
-    const ONE: Usage = Usage { allocated: 4096, apparent: 10, inodes: 1 };
+    const ONE: Usage = Usage { allocated: 4096, apparent: 10, inodes: 1, latest: None };
 
     #[test]
     fn component_order_puts_directories_before_their_contents() {

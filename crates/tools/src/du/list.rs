@@ -1,6 +1,7 @@
-//! GNU du's lines: `SIZE<TAB>PATH` (NUL-terminated with `-0`), sizes formatted as du formats them,
-//! and the fixed order of `--sort`: arguments in the order given, each directory after everything
-//! in it, names in byte order — GNU du's own order when directories are read sorted.
+//! GNU du's lines: `SIZE<TAB>PATH` (`SIZE<TAB>TIME<TAB>PATH` with `--time`, NUL-terminated with
+//! `-0`), sizes formatted as du formats them, and the fixed order of `--sort`: arguments in the
+//! order given, each directory after everything in it, names in byte order — GNU du's own order
+//! when directories are read sorted.
 
 use super::args::ListPlan;
 use super::links::{Place, component_order};
@@ -18,6 +19,10 @@ pub struct Line {
 pub fn write_line(out: &mut Vec<u8>, list: &ListPlan, metric: Metric, usage: Usage, path: &[u8]) {
     out.extend_from_slice(list.units.format(usage.get(metric)).as_bytes());
     out.push(b'\t');
+    if let Some((_, format)) = &list.time {
+        out.extend_from_slice(format.format(usage.latest.unwrap_or_default()).as_bytes());
+        out.push(b'\t');
+    }
     out.extend_from_slice(path);
     out.push(if list.nul { 0 } else { b'\n' });
 }
@@ -42,6 +47,11 @@ fn is_below(inner: &[u8], outer: &[u8]) -> bool {
 
 pub fn sort_lines(lines: &mut [Line]) {
     lines.sort_by(|a, b| post_order(&a.place, &b.place));
+}
+
+/// Argument order, each argument's lines kept in the order they came.
+pub fn group_by_argument(lines: &mut [Line]) {
+    lines.sort_by_key(|line| line.place.root);
 }
 
 #[cfg(test)]

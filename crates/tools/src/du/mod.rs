@@ -5,9 +5,9 @@
 //! [`Tally`](tally::Tally), and when the walk leaves a directory (the engine's post-order hook) its
 //! sums go to its parent, its line is printed and its node is kept only if an output can still
 //! show it — so memory follows the output, not the number of entries. Hard links are counted once
-//! by a rule that does not depend on timing ([`links`]). Under MPI each rank sums what it walks;
-//! directories split between ranks are folded together by the engine (`Visitor::absorb`), and
-//! rank 0 prints.
+//! by a rule that does not depend on timing ([`links`]). GNU du's lines come out argument after
+//! argument ([`order`]). Under MPI each rank sums what it walks; directories split between ranks
+//! are folded together by the engine (`Visitor::absorb`), and rank 0 prints.
 
 mod args;
 mod chart;
@@ -18,8 +18,11 @@ mod html;
 pub mod json;
 mod links;
 mod list;
+mod order;
 mod roots;
+mod spool;
 mod tally;
+mod time;
 mod tree;
 mod units;
 mod usage;
@@ -34,6 +37,7 @@ use canopy_dist::Cluster;
 use canopy_engine::{Follow, WalkOutcome};
 use export::Export;
 use finish::{Gathered, Settled, settle};
+use order::Ordered;
 use roots::Roots;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -61,8 +65,8 @@ pub fn run(args: DuArgs, cluster: &Cluster) -> Exit {
     } else {
         args.paths.iter().map(|p| os_to_bytes(p)).collect()
     };
-    let overlaps = !plan.count_every_inode_once && arguments.len() > 1;
-    let roots = Roots::new(&arguments, plan.follow != Follow::Never, overlaps);
+    let overlaps = !plan.count_every_inode_once && !plan.count_links && arguments.len() > 1;
+    let roots = Roots::new(&arguments, plan.follow != Follow::Never, overlaps, plan.count_links);
 
     // Every rank takes part in the walk or none: agree on the setup first.
     let records = match &args.output {
@@ -90,11 +94,15 @@ pub fn run(args: DuArgs, cluster: &Cluster) -> Exit {
     }
     let stdout = Arc::clone(&sinks[0]);
 
-    let streamed = plan.list.as_ref().is_some_and(|l| !l.sorted);
+    // Lines go out while walking, in argument order; with --sort, or under MPI where rank 0
+    // prints, they wait for the end.
+    let streamed = plan.list.as_ref().is_some_and(|l| !l.sorted) && cluster.size() == 1;
+    let ordered =
+        streamed.then(|| Ordered::new(Arc::clone(&stdout), roots.len(), std::io::stdout().is_terminal()));
     let visitor = DuVisitor::new(
         &plan,
         &roots,
-        streamed.then(|| Arc::clone(&stdout)),
+        ordered.as_ref(),
         records.as_ref().map(|(_, o): &(&PathBuf, RecordOutput)| o),
         export.as_ref(),
     );
@@ -127,7 +135,7 @@ pub fn run(args: DuArgs, cluster: &Cluster) -> Exit {
     if let Some(all) = cluster.reduce(gathered, Gathered::merge) {
         let errors = all.errors;
         let settled = settle(&plan, &roots, all);
-        exit = exit.max(print(&plan, &args, &settled, errors, &stdout, export.as_ref()));
+        exit = exit.max(print(&plan, &args, &settled, errors, &stdout, ordered.as_ref(), export.as_ref()));
     }
     if report_write_errors([&*stdout]) {
         exit = exit.max(Exit::Errors);
@@ -142,11 +150,20 @@ fn print(
     settled: &Settled,
     errors: u64,
     stdout: &canopy_engine::output::Sink,
+    ordered: Option<&Ordered>,
     export: Option<&Export>,
 ) -> Exit {
     let mut exit = Exit::Ok;
     if plan.list.is_some() {
-        let _ = stdout.write_all(&settled.lines);
+        match ordered {
+            Some(ordered) => ordered.finish(&settled.lines),
+            None => {
+                let lines: Vec<u8> =
+                    settled.lines.iter().flat_map(|line| line.bytes.iter().copied()).collect();
+                let _ = stdout.write_all(&lines);
+            }
+        }
+        let _ = stdout.write_all(&settled.total_line);
     }
     if let Some(shape) = &plan.shape {
         if plan.chart {

@@ -21,12 +21,12 @@ pub struct Roots {
 impl Roots {
     /// The arguments to walk. With `overlaps`, arguments inside earlier ones are dropped and
     /// earlier ones are left out of later ones (without it — `-L`, where every inode is counted
-    /// once anyway — only exact repeats are dropped).
-    pub fn new(args: &[Vec<u8>], follow_args: bool, overlaps: bool) -> Roots {
+    /// once anyway — only exact repeats are dropped, and with `-l`, `count_all`, not even those).
+    pub fn new(args: &[Vec<u8>], follow_args: bool, overlaps: bool, count_all: bool) -> Roots {
         let mut roots = Roots { paths: Vec::new(), index: HashMap::new(), claimed: HashMap::new() };
         for arg in args {
             let path = trim_trailing_slashes(arg).to_vec();
-            if roots.index.contains_key(&path) {
+            if roots.index.contains_key(&path) && !count_all {
                 continue;
             }
             let ids = if overlaps { identity_and_ancestors(&path, follow_args) } else { None };
@@ -39,7 +39,8 @@ impl Roots {
             if let Some((id, _)) = ids {
                 roots.claimed.insert(id, position);
             }
-            roots.index.insert(path.clone(), position);
+            // A repeated argument (-l) is walked again; its lines count as the first one's.
+            roots.index.entry(path.clone()).or_insert(position);
             roots.paths.push(path);
         }
         roots
@@ -63,6 +64,11 @@ impl Roots {
             return 0;
         }
         self.index.get(path).copied().unwrap_or(0)
+    }
+
+    /// The position of the argument spelled exactly `path`, if there is one.
+    pub fn find(&self, path: &[u8]) -> Option<u32> {
+        self.index.get(path).copied()
     }
 
     /// Whether the inode `id`, met below argument `root`, is an earlier argument (counted there).
@@ -134,16 +140,19 @@ mod tests {
         std::fs::create_dir_all(tmp.path().join("a/b")).unwrap();
         std::fs::write(tmp.path().join("a/f"), b"x").unwrap();
         let p = |rel: &str| tmp.path().join(rel).as_os_str().as_bytes().to_vec();
-        let roots = Roots::new(&[p("a"), p("a/b"), p("a/"), p("a/f")], false, true);
+        let roots = Roots::new(&[p("a"), p("a/b"), p("a/"), p("a/f")], false, true, false);
         assert_eq!(roots.paths(), [p("a")], "everything inside a is a's");
-        let roots = Roots::new(&[p("a/b"), p("a"), p("a/b")], false, true);
+        let roots = Roots::new(&[p("a/b"), p("a"), p("a/b")], false, true, false);
         assert_eq!(roots.paths(), [p("a/b"), p("a")]);
         let b = stat_path(&p("a/b"), false).unwrap().file_id();
         assert!(roots.is_earlier_argument(1, b), "a/b is left out of a");
         assert!(!roots.is_earlier_argument(0, b));
         assert_eq!(roots.relative(1, &p("a/b/c")), b"b/c");
         assert_eq!(roots.relative(1, &p("a")), b"");
-        let all = Roots::new(&[p("a"), p("a/b"), p("a")], false, false);
+        let all = Roots::new(&[p("a"), p("a/b"), p("a")], false, false, false);
         assert_eq!(all.paths(), [p("a"), p("a/b")], "without overlap checks only repeats go");
+        let every = Roots::new(&[p("a"), p("a/b"), p("a")], false, false, true);
+        assert_eq!(every.paths(), [p("a"), p("a/b"), p("a")], "-l walks every argument");
+        assert_eq!(every.find(&p("a")), Some(0));
     }
 }

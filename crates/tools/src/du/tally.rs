@@ -13,8 +13,11 @@ use std::sync::{Mutex, MutexGuard};
 
 #[derive(Debug, Default, Serialize, Deserialize)]
 pub struct Tally {
-    /// The directory itself and everything below it counted so far.
+    /// The directory itself and everything below it counted so far (with `-S`, everything but
+    /// its subdirectories).
     pub usage: SharedUsage,
+    /// With `-S`: its subdirectories, whole.
+    pub below: SharedUsage,
     /// Names of hard-linked files met here whose inode is not counted yet (see `links`). Adds and
     /// takes back may cross between workers, so the count wraps through zero at times; only its
     /// value once the directory is finished matters.
@@ -54,6 +57,7 @@ impl Tally {
     /// Folds in what another rank collected for the same directory.
     pub fn absorb(&self, from: Tally) {
         self.usage.add(from.usage.load());
+        self.below.add(from.below.load());
         self.pending_links.fetch_add(from.pending_links.into_inner(), Ordering::SeqCst);
         if from.open_below.into_inner() {
             self.mark_open_below();

@@ -23,6 +23,8 @@ pub struct Node {
     pub name: Vec<u8>,
     pub kind: NodeKind,
     pub usage: Usage,
+    /// What `-S` shows: the directory itself and the files directly in it (for a file, `usage`).
+    pub own: Usage,
     /// Hard links below are charged at the end of the walk: the sizes may still grow.
     pub open: bool,
     /// Its GNU-style line has been printed while walking.
@@ -32,7 +34,7 @@ pub struct Node {
 
 impl Node {
     pub fn new(name: Vec<u8>, kind: NodeKind, usage: Usage) -> Node {
-        Node { name, kind, usage, open: false, printed: false, children: Vec::new() }
+        Node { name, kind, usage, own: usage, open: false, printed: false, children: Vec::new() }
     }
 
     /// Sorts every directory's children by name, for [`Node::charge`].
@@ -42,8 +44,9 @@ impl Node {
     }
 
     /// Adds the usage of a hard-linked inode charged to `place` (below this argument) to every
-    /// kept directory containing it — and to the inode's own node when it is a directory. Returns
-    /// the node of the directory holding it, when kept. Children must be sorted by name.
+    /// kept directory containing it — and to the inode's own node when it is a directory — and to
+    /// what `-S` shows of the directory holding it (or of itself). Returns that node, when kept.
+    /// Children must be sorted by name.
     pub fn charge(&mut self, place: &Place, usage: Usage, is_dir: bool) -> Option<&mut Node> {
         let components: Vec<&[u8]> = place.components().collect();
         let inside = if is_dir { components.len() } else { components.len().saturating_sub(1) };
@@ -54,6 +57,7 @@ impl Node {
             node = &mut node.children[at];
             node.usage.add(usage);
         }
+        node.own.add(usage);
         Some(node)
     }
 
@@ -120,7 +124,7 @@ mod tests {
     use super::*;
 
     fn size(n: u64) -> Usage {
-        Usage { allocated: n, apparent: n, inodes: 1 }
+        Usage { allocated: n, apparent: n, inodes: 1, latest: None }
     }
 
     fn dir(name: &str, n: u64, children: Vec<Node>) -> Node {
@@ -161,8 +165,10 @@ mod tests {
         let place = Place { root: 0, rel: b"b/c/file".to_vec() };
         let holder = root.charge(&place, size(100), false).unwrap();
         assert_eq!(holder.name, b"c");
+        assert_eq!(holder.own.allocated, 102, "-S shows the file in the directory holding it");
         assert_eq!(root.usage.allocated, 110);
         assert_eq!(root.children[1].usage.allocated, 104);
+        assert_eq!(root.children[1].own.allocated, 4, "and not in the directories above");
         assert_eq!(root.children[1].children[0].usage.allocated, 102);
         assert_eq!(root.children[0].usage.allocated, 1);
         let top_level = Place { root: 0, rel: b"y".to_vec() };

@@ -207,6 +207,40 @@ impl Units {
     }
 }
 
+/// A `--threshold` argument as gnulib's `xstrtoimax` reads it for du: a signed number (base 0) or
+/// none (1), an optional power letter `k K m M G T P E Z Y`, then `B` or `D` (powers of 1000) or
+/// `iB`. `-0` is refused: a negative threshold keeps entries at most that large.
+pub fn parse_threshold(spec: &str) -> Result<i64, String> {
+    let invalid = |what: &str| format!("invalid {what}--threshold argument '{spec}'");
+    let (negative, text) = match spec.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, spec.strip_prefix('+').unwrap_or(spec)),
+    };
+    let (number, rest) = leading_number(text).ok_or_else(|| invalid(""))?;
+    let mut value = match (number, rest.chars().next()) {
+        (None, None) => return Err(invalid("")),
+        (None, Some(letter)) if !"kKmMGTPEZY".contains(letter) => return Err(invalid("")),
+        (number, _) => number.unwrap_or(1),
+    };
+    if let Some(letter) = rest.chars().next() {
+        let power = power_of(letter)
+            .filter(|_| "kKmMGTPEZY".contains(letter))
+            .ok_or_else(|| invalid("suffix in "))?;
+        let base = match &rest[1..] {
+            "iB" | "" => 1024u64,
+            "B" | "D" => 1000,
+            _ => return Err(invalid("suffix in ")),
+        };
+        value =
+            base.checked_pow(power).and_then(|scale| value.checked_mul(scale)).ok_or_else(|| invalid(""))?;
+    }
+    let value = i64::try_from(value).map_err(|_| invalid(""))?;
+    if negative && value == 0 {
+        return Err(format!("invalid --threshold argument '{spec}'"));
+    }
+    Ok(if negative { -value } else { value })
+}
+
 fn default_block() -> u64 {
     if std::env::var_os("POSIXLY_CORRECT").is_some() { 512 } else { 1024 }
 }
@@ -279,6 +313,30 @@ mod tests {
             [(999, "999"), (1000, "1.0k"), (20_480, "21k"), (999_999, "1.0M"), (1_500_000, "1.5M")]
         {
             assert_eq!(si.format(n), want, "--si {n}");
+        }
+    }
+
+    #[test]
+    fn thresholds_like_gnu() {
+        for (spec, want) in [
+            ("5k", 5120),
+            ("5K", 5120),
+            ("-5k", -5120),
+            ("5KB", 5000),
+            ("5KiB", 5120),
+            ("0x10", 16),
+            ("010", 8),
+            ("1M", 1 << 20),
+            ("M", 1 << 20),
+            ("7", 7),
+            ("0", 0),
+        ] {
+            assert_eq!(parse_threshold(spec), Ok(want), "{spec}");
+        }
+        assert_eq!(parse_threshold("-0").unwrap_err(), "invalid --threshold argument '-0'");
+        assert_eq!(parse_threshold("1x").unwrap_err(), "invalid suffix in --threshold argument '1x'");
+        for bad in ["", "x", "1g", "1KBB", "99999999999999999999", "16E"] {
+            assert!(parse_threshold(bad).is_err(), "{bad:?} should be refused");
         }
     }
 

@@ -7,13 +7,13 @@ use super::args::Plan;
 use super::export::{Export, Left, Piece};
 use super::links::{LinkRecord, LinkTable, Met, Place};
 use super::list::Line;
+use super::order::Ordered;
 use super::roots::Roots;
 use super::tally::Tally;
 use super::tree::{Node, NodeKind};
 use super::usage::Usage;
 use crate::common::print_error;
 use crate::common::records::{Record, RecordBuffer, RecordOutput};
-use canopy_engine::output::{OutBuf, Sink};
 use canopy_engine::{
     Action, Cx, DirNode, Entry, Errno, ErrorKind, FileKind, Follow, Metadata, Op, Visitor, WalkError,
     errno_message, join_path,
@@ -28,8 +28,9 @@ pub struct DuVisitor<'a> {
     plan: &'a Plan,
     roots: &'a Roots,
     links: LinkTable<DirHandle>,
-    /// Where list lines go as they are made (none with `--sort`: they are gathered and sorted).
-    stdout: Option<Arc<Sink>>,
+    /// Where list lines go as they are made, in argument order (none with `--sort` or under MPI:
+    /// they are gathered and put in order at the end).
+    ordered: Option<&'a Ordered>,
     records: Option<&'a RecordOutput>,
     export: Option<&'a Export>,
 }
@@ -45,8 +46,7 @@ impl PartialEq for DirHandle {
 
 /// One worker's share.
 pub struct DuState<'a> {
-    lines: Option<OutBuf>,
-    /// List lines held for `--sort`.
+    /// List lines held for `--sort` (or for rank 0).
     pub sorted: Vec<Line>,
     pub roots: Vec<RootResult>,
     records: Option<RecordBuffer<'a>>,
@@ -65,11 +65,11 @@ impl<'a> DuVisitor<'a> {
     pub fn new(
         plan: &'a Plan,
         roots: &'a Roots,
-        stdout: Option<Arc<Sink>>,
+        ordered: Option<&'a Ordered>,
         records: Option<&'a RecordOutput>,
         export: Option<&'a Export>,
     ) -> Self {
-        DuVisitor { plan, roots, links: LinkTable::new(), stdout, records, export }
+        DuVisitor { plan, roots, links: LinkTable::new(), ordered, records, export }
     }
 
     /// Hard-linked inodes whose names were not all met in one directory: counted after the walk.
@@ -88,17 +88,24 @@ impl<'a> DuVisitor<'a> {
         Place { root, rel: self.roots.relative(root, path).to_vec() }
     }
 
-    /// A GNU du line for `path`: printed now, or held for sorting.
+    /// A GNU du line for `path` (if it passes `--threshold`): printed in its turn, or held.
     fn line(&self, state: &mut DuState<'_>, usage: Usage, path: &[u8], root: u32) {
         let Some(list) = &self.plan.list else { return };
+        if !list.passes(usage.get(self.plan.metric)) {
+            return;
+        }
         let mut bytes = Vec::with_capacity(path.len() + 24);
         super::list::write_line(&mut bytes, list, self.plan.metric, usage, path);
-        match &mut state.lines {
-            Some(out) => {
-                out.buf().extend_from_slice(&bytes);
-                out.end_record();
-            }
+        match self.ordered {
+            Some(ordered) => ordered.line(root, &bytes),
             None => state.sorted.push(Line { place: self.place(root, path), bytes }),
+        }
+    }
+
+    /// The walk of an argument is over (`open`: some of its lines wait for the end).
+    fn finished(&self, root: u32, open: bool) {
+        if let Some(ordered) = self.ordered {
+            ordered.finished(root, open);
         }
     }
 
@@ -148,7 +155,6 @@ impl<'a> Visitor for DuVisitor<'a> {
 
     fn new_state(&self) -> DuState<'a> {
         DuState {
-            lines: self.stdout.as_ref().map(|s| OutBuf::new(Arc::clone(s))),
             sorted: Vec::new(),
             roots: Vec::new(),
             records: self.records.map(RecordOutput::buffer),
@@ -160,22 +166,29 @@ impl<'a> Visitor for DuVisitor<'a> {
         let root = self.root_of(entry);
         // The name in its directory; for an argument, the path as given.
         let name = entry.name_cstr().to_bytes();
+        // An argument that goes no further has nothing more to print.
+        let pruned = || {
+            if entry.is_root() {
+                self.finished(root, false);
+            }
+            Action::Prune
+        };
         if self.excluded(state, entry) {
             self.export_entry(entry.dir().map(|d| &**d), name, None, Some(Left::Pattern));
-            return Action::Prune;
+            return pruned();
         }
         let meta = match entry.metadata() {
             Ok(meta) if entry.follows() && meta.kind() == FileKind::Symlink => {
                 // A symlink to follow that leads nowhere: du cannot access what it names.
                 cx.report(WalkError::io(entry.path(), Op::Tool(DANGLING), Errno::NOENT));
                 self.export_entry(entry.dir().map(|d| &**d), name, None, Some(Left::Unreadable));
-                return Action::Prune;
+                return pruned();
             }
             Ok(meta) => *meta,
             Err(errno) => {
                 cx.report(WalkError::io(entry.path(), Op::Stat, errno));
                 self.export_entry(entry.dir().map(|d| &**d), name, None, Some(Left::Unreadable));
-                return Action::Prune;
+                return pruned();
             }
         };
         if self.on_other_file_system(entry, &meta) {
@@ -190,9 +203,10 @@ impl<'a> Visitor for DuVisitor<'a> {
             entry.write_path(&mut state.path);
             records.push(&Record { path: &state.path, kind: meta.kind(), meta: &meta, depth: entry.depth() });
         }
-        let usage = Usage::of(&meta);
+        let usage = Usage::of(&meta, self.plan.time_field());
         let is_dir = meta.is_dir();
-        let linked = self.plan.count_every_inode_once || (!is_dir && meta.nlink > 1);
+        let linked =
+            !self.plan.count_links && (self.plan.count_every_inode_once || (!is_dir && meta.nlink > 1));
         if is_dir {
             let tally = Tally::default();
             if linked {
@@ -218,7 +232,9 @@ impl<'a> Visitor for DuVisitor<'a> {
                 node.printed = self.plan.list.is_some();
             }
             let export = self.export.map(|_| Vec::new()).unwrap_or_default();
+            let open = node.open;
             state.roots.push(RootResult { root, node, export });
+            self.finished(root, open);
             return Action::Continue;
         };
         self.export_entry(Some(dir), name, Some(&meta), None);
@@ -243,14 +259,17 @@ impl<'a> Visitor for DuVisitor<'a> {
 
     fn leave_dir(&self, _: &mut Cx<'_, Self>, state: &mut DuState<'a>, dir: &Arc<DirNode<Tally>>) {
         let tally = &dir.data;
-        let usage = tally.usage.load();
+        // The directory and its files; with -S its subdirectories are apart, in `below`.
+        let own = tally.usage.load();
+        let mut usage = own;
+        usage.add(tally.below.load());
         let open = tally.is_open();
         let depth = dir.depth();
         let root = self.roots.position(&dir.start().path);
         let list = self.plan.list.as_ref();
         let printed = list.is_some_and(|l| !open && depth <= l.max_depth);
-        if printed {
-            self.line(state, usage, dir.path(), root);
+        if let Some(list) = list.filter(|_| printed) {
+            self.line(state, if list.separate { own } else { usage }, dir.path(), root);
         }
         let keep = dir.parent().is_none()
             || list.is_some_and(|l| open && depth <= l.max_depth)
@@ -260,7 +279,8 @@ impl<'a> Visitor for DuVisitor<'a> {
             if let Some(shape) = &self.plan.shape {
                 shape.prune(&mut children, usage.get(shape.metric));
             }
-            Node { name: dir.name().to_bytes().to_vec(), kind: NodeKind::Dir, usage, open, printed, children }
+            let name = dir.name().to_bytes().to_vec();
+            Node { name, kind: NodeKind::Dir, usage, own, open, printed, children }
         });
         let parent = dir.parent();
         let export = self.export.map(|export| {
@@ -270,7 +290,11 @@ impl<'a> Visitor for DuVisitor<'a> {
         });
         match parent {
             Some(parent) => {
-                parent.data.usage.add(usage);
+                if self.plan.list.as_ref().is_some_and(|l| l.separate) {
+                    parent.data.below.add(usage);
+                } else {
+                    parent.data.usage.add(usage);
+                }
                 if open {
                     parent.data.mark_open_below();
                 }
@@ -281,11 +305,14 @@ impl<'a> Visitor for DuVisitor<'a> {
                     export.add_child(&mut parent.data.export(), part);
                 }
             }
-            None => state.roots.push(RootResult {
-                root,
-                node: node.expect("argument nodes are always kept"),
-                export: export.unwrap_or_default(),
-            }),
+            None => {
+                state.roots.push(RootResult {
+                    root,
+                    node: node.expect("argument nodes are always kept"),
+                    export: export.unwrap_or_default(),
+                });
+                self.finished(root, open);
+            }
         }
     }
 
@@ -294,6 +321,12 @@ impl<'a> Visitor for DuVisitor<'a> {
     }
 
     fn error(&self, error: &WalkError) -> bool {
+        if let ErrorKind::Io { op: Op::Stat, .. } = error.kind
+            && let Some(root) = self.roots.find(&error.path)
+        {
+            // An argument that cannot be examined is never visited: its turn is over.
+            self.finished(root, false);
+        }
         if matches!(error.kind, ErrorKind::Loop { .. }) && self.plan.follow == Follow::Always {
             // du -L skips a directory that leads back to an ancestor, silently.
             return false;

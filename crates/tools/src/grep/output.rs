@@ -1,63 +1,156 @@
-//! How results are written: grep's text (`path:line`, `path:number:line`, `path:count`, `path`),
-//! with `-0` a NUL after each path, or JSON Lines; and `--group` blocks.
+//! How results are written: GNU grep's text (`FILE:LINE`, `FILE-LINE` for context, `--` between
+//! groups, `FILE:COUNT`, `FILE`), with `-Z` a NUL after each file name, with colors; or JSON
+//! Lines; and `--group` blocks. Each file's output is made whole in a worker's buffer and written
+//! at once, so files never interleave.
 
+use super::colors::Colors;
 use super::fold::{Block, Key, folded_names};
 use crate::common::records::EncodedPath;
+use canopy_engine::output::Sink;
 use serde_json::{Value as Json, json};
+use std::sync::{Arc, Mutex};
 
-/// Output flavour, from the command line.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Style {
-    pub line_numbers: bool,
-    /// `-0`: a NUL instead of what follows a path (grep's `-Z`).
-    pub null: bool,
-    pub json: bool,
+/// What is printed for each file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Selected lines (or their matches, `-o`).
+    Lines,
+    /// `-c`.
+    Count,
+    /// `-l`.
+    FilesWith,
+    /// `-L`.
+    FilesWithout,
+    /// `-q`: nothing; the first selected line ends the search.
+    Quiet,
 }
 
-impl Style {
-    fn path(&self, out: &mut Vec<u8>, path: &[u8], then: u8) {
-        out.extend_from_slice(path);
-        out.push(if self.null { 0 } else { then });
+/// `--binary-files`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum BinaryFiles {
+    /// Say "binary file matches" instead of printing its lines.
+    Binary,
+    /// `-a`: as text.
+    Text,
+    /// `-I`: as if nothing matched.
+    WithoutMatch,
+}
+
+/// How results are shown, decided once from the command line.
+#[derive(Clone, Debug)]
+pub struct Show {
+    pub mode: Mode,
+    pub only_matching: bool,
+    pub line_numbers: bool,
+    pub with_filename: bool,
+    /// `-Z`: a NUL after each file name instead of `:` or a newline.
+    pub null_after_name: bool,
+    /// What ends a line: newline, or NUL with `-z`.
+    pub terminator: u8,
+    pub max_count: Option<u64>,
+    /// `-A`: lines after a selected one (also after the last one `-m` allows).
+    pub after: usize,
+    /// The group separator line (`-A -B -C` given, and not `--no-group-separator`).
+    pub separator: Option<Vec<u8>>,
+    pub binary: BinaryFiles,
+    /// Lines that are not valid UTF-8 make a file binary (a UTF-8 locale, not `-a`).
+    pub check_encoding: bool,
+    pub colors: Option<Colors>,
+    pub invert: bool,
+    pub json: bool,
+    /// `--group`: results are folded, not printed per file.
+    pub group: bool,
+}
+
+impl Show {
+    /// `text` in a color capability, when coloring.
+    fn paint(&self, out: &mut Vec<u8>, capability: impl Fn(&Colors) -> &str, text: &[u8]) {
+        match &self.colors {
+            Some(colors) => colors.paint(out, capability(colors), text),
+            None => out.extend_from_slice(text),
+        }
     }
 
-    fn json_line(&self, out: &mut Vec<u8>, value: &Json) {
-        serde_json::to_writer(&mut *out, value).expect("JSON values serialise");
-        out.push(b'\n');
+    /// `FILE:` / `FILE-` (or `FILE\0`), `NUMBER:` — what comes before a line.
+    pub fn prefix(&self, out: &mut Vec<u8>, name: &[u8], sep: u8, number: Option<u64>) {
+        if self.with_filename {
+            self.paint(out, |c| &c.file_name, name);
+            if self.null_after_name {
+                out.push(0);
+            } else {
+                self.paint(out, |c| &c.separator, &[sep]);
+            }
+        }
+        if self.line_numbers {
+            self.paint(out, |c| &c.line_number, number.unwrap_or(0).to_string().as_bytes());
+            self.paint(out, |c| &c.separator, &[sep]);
+        }
     }
 
-    pub fn lines(&self, out: &mut Vec<u8>, path: &[u8], lines: &[(u64, Vec<u8>)]) {
-        for (number, line) in lines {
-            if self.json {
-                let mut record = path_json(path);
-                record.extend(text_json("line", line));
-                record.insert("line_number".into(), json!(number));
-                self.json_line(out, &Json::Object(record));
-                continue;
-            }
-            self.path(out, path, b':');
-            if self.line_numbers {
-                out.extend_from_slice(format!("{number}:").as_bytes());
-            }
+    /// A whole line: its matches painted in `match_color` (when given), the rest in `line_color`.
+    pub fn line(
+        &self,
+        out: &mut Vec<u8>,
+        line: &[u8],
+        matches: Option<(&[(usize, usize)], &str)>,
+        line_color: &str,
+    ) {
+        let Some(colors) = &self.colors else {
             out.extend_from_slice(line);
+            out.push(self.terminator);
+            return;
+        };
+        let mut at = 0;
+        for &(start, end) in matches.map_or(&[][..], |(m, _)| m) {
+            colors.paint(out, line_color, &line[at..start]);
+            colors.paint(out, matches.map_or("", |(_, c)| c), &line[start..end]);
+            at = end;
+        }
+        colors.paint(out, line_color, &line[at..]);
+        out.push(self.terminator);
+    }
+
+    /// The separator between groups of lines.
+    pub fn group_separator(&self, out: &mut Vec<u8>) {
+        if let Some(separator) = &self.separator {
+            self.paint(out, |c| &c.separator, separator);
             out.push(b'\n');
         }
     }
 
-    pub fn count(&self, out: &mut Vec<u8>, path: &[u8], count: u64) {
+    /// `-c`'s line.
+    pub fn count(&self, out: &mut Vec<u8>, name: &[u8], count: u64) {
         if self.json {
-            let mut record = path_json(path);
+            let mut record = text_json("path", name);
             record.insert("count".into(), json!(count));
-            return self.json_line(out, &Json::Object(record));
+            return json_line(out, &Json::Object(record));
         }
-        self.path(out, path, b':');
+        if self.with_filename {
+            self.paint(out, |c| &c.file_name, name);
+            if self.null_after_name {
+                out.push(0);
+            } else {
+                self.paint(out, |c| &c.separator, b":");
+            }
+        }
         out.extend_from_slice(format!("{count}\n").as_bytes());
     }
 
-    pub fn listed(&self, out: &mut Vec<u8>, path: &[u8]) {
+    /// `-l` and `-L`'s line.
+    pub fn file(&self, out: &mut Vec<u8>, name: &[u8]) {
         if self.json {
-            return self.json_line(out, &Json::Object(path_json(path)));
+            return json_line(out, &Json::Object(text_json("path", name)));
         }
-        self.path(out, path, b'\n');
+        self.paint(out, |c| &c.file_name, name);
+        out.push(if self.null_after_name { 0 } else { b'\n' });
+    }
+
+    /// A selected line as JSON.
+    pub fn json_line(&self, out: &mut Vec<u8>, name: &[u8], number: u64, line: &[u8]) {
+        let mut record = text_json("path", name);
+        record.extend(text_json("line", line));
+        record.insert("line_number".into(), json!(number));
+        json_line(out, &Json::Object(record));
     }
 
     /// `--group`: per block, a `clush -b` header with the folded files (and their number when more
@@ -83,13 +176,13 @@ impl Style {
                 record.insert("file_count".into(), json!(block.files.len()));
                 let paths: Vec<EncodedPath> = block.files.iter().map(|f| EncodedPath::new(f)).collect();
                 record.insert("paths".into(), serde_json::to_value(paths).expect("paths serialise"));
-                self.json_line(out, &Json::Object(record));
+                json_line(out, &Json::Object(record));
             }
             return;
         }
         if block.keys == [Key::Listed] {
             out.extend_from_slice(folded.as_bytes());
-            out.push(if self.null { 0 } else { b'\n' });
+            out.push(if self.null_after_name { 0 } else { b'\n' });
             return;
         }
         let rule = "-".repeat(15);
@@ -111,8 +204,9 @@ impl Style {
     }
 }
 
-fn path_json(path: &[u8]) -> serde_json::Map<String, Json> {
-    text_json("path", path)
+fn json_line(out: &mut Vec<u8>, value: &Json) {
+    serde_json::to_writer(&mut *out, value).expect("JSON values serialise");
+    out.push(b'\n');
 }
 
 /// `{name: text}`, or lossy text plus `{name}_base64` when the bytes are not UTF-8.
@@ -124,4 +218,55 @@ fn text_json(name: &str, bytes: &[u8]) -> serde_json::Map<String, Json> {
         map.insert(format!("{name}_base64"), json!(raw));
     }
     map
+}
+
+/// Standard output shared by the workers: whole files' output at a time. With context, every
+/// file's output starts with the group separator, and the very first one written drops it.
+pub struct Output {
+    sink: Arc<Sink>,
+    /// The separator each file's output starts with (with context), to drop once.
+    separator: Option<Vec<u8>>,
+    /// Written anything yet (under the lock: decides the first separator).
+    started: Mutex<bool>,
+    /// Write every file's output at once (`--line-buffered`, or a terminal).
+    each_file: bool,
+}
+
+/// Bytes a worker collects before writing them out.
+const BATCH: usize = 64 << 10;
+
+impl Output {
+    pub fn new(sink: Arc<Sink>, separator: Option<Vec<u8>>, each_file: bool) -> Output {
+        Output { sink, separator, started: Mutex::new(false), each_file }
+    }
+
+    /// A file's output is complete in `buf` (a worker's buffer): written if enough has gathered.
+    pub fn file_done(&self, buf: &mut Vec<u8>) {
+        if self.each_file || buf.len() >= BATCH {
+            self.write(buf);
+        }
+    }
+
+    /// Writes and empties `buf`.
+    pub fn write(&self, buf: &mut Vec<u8>) {
+        if buf.is_empty() {
+            return;
+        }
+        let mut started = self.started.lock().unwrap_or_else(|e| e.into_inner());
+        let skip = match &self.separator {
+            Some(separator) if !*started && buf.starts_with(separator) => separator.len(),
+            _ => 0,
+        };
+        // A failed write is recorded in the sink and reported once at exit.
+        let _ = self.sink.write_all(&buf[skip..]);
+        if self.each_file {
+            let _ = self.sink.flush();
+        }
+        *started = true;
+        buf.clear();
+    }
+
+    pub fn sink(&self) -> &Arc<Sink> {
+        &self.sink
+    }
 }

@@ -1,53 +1,47 @@
-//! The grep visitor: regular files whose name passes `--glob` are searched as engine jobs (so any
-//! worker, or under MPI any rank, takes them), each opened relative to its directory.
+//! The grep visitor: regular files that pass `--include`/`--exclude` are searched as engine jobs (so
+//! any worker, or under MPI any rank, takes them), each opened relative to its directory;
+//! directories that `--exclude-dir` names are not entered.
 
-use super::fold::{Folded, Key};
-use super::matcher::Pattern;
-use super::output::Style;
-use super::search::{Found, Want, search_file};
-use canopy_engine::output::{OutBuf, Sink};
-use canopy_engine::{Action, Cx, Entry, Errno, FileKind, Op, Visitor, WalkError, join_path};
-use globset::GlobSet;
-use grep_searcher::Searcher;
+use super::fold::Folded;
+use super::output::{Mode, Output, Show};
+use super::pattern::Pattern;
+use super::search::{FileSearch, Found};
+use super::select::Selection;
+use crate::common::print_error;
+use canopy_engine::{
+    Action, Cx, Entry, Errno, ErrorKind, FileKind, Op, Visitor, WalkError, errno_message, join_path,
+};
+use grep_searcher::{Searcher, SearcherBuilder};
 use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
-use rustix::fs::{Mode, OFlags};
+use rustix::fs::{Mode as FileMode, OFlags};
 use serde::{Deserialize, Serialize};
 use std::ffi::CString;
 use std::fs::File;
-use std::sync::Arc;
-
-/// Which files are searched, besides regular files: none is skipped unless it fails `include`.
-pub struct Selection {
-    /// Name globs a file must match (none: every file).
-    pub include: Option<GlobSet>,
-    /// Name globs that exclude a file.
-    pub exclude: Option<GlobSet>,
-}
-
-impl Selection {
-    fn admits(&self, name: &[u8]) -> bool {
-        let name = String::from_utf8_lossy(name);
-        self.include.as_ref().is_none_or(|g| g.is_match(name.as_ref()))
-            && self.exclude.as_ref().is_none_or(|g| !g.is_match(name.as_ref()))
-    }
-}
+use std::sync::atomic::{AtomicBool, Ordering};
 
 pub struct Grep {
     pub pattern: Pattern,
-    pub want: Want,
-    pub style: Style,
+    pub show: Show,
     pub selection: Selection,
-    /// `--group`: fold results instead of printing them per file.
-    pub group: bool,
-    pub stdout: Arc<Sink>,
+    pub output: Output,
+    pub searcher: SearcherBuilder,
+    /// `-s`: no messages about files that cannot be read.
+    pub silent: bool,
+    /// The walk started at an implicit `.` (`grep -r PATTERN`): names are printed without `./`.
+    pub implicit_root: bool,
+    /// `-R`: symlinks met inside the trees are followed.
+    pub follow_all: bool,
+    /// `-q` found a line: everything stops.
+    pub done: AtomicBool,
 }
 
 /// One worker's state.
 pub struct GrepState {
     searcher: Searcher,
-    out: OutBuf,
+    out: Vec<u8>,
+    matches: Vec<(usize, usize)>,
     pub folded: Folded,
-    /// Lines (or, with -l, files) selected.
+    /// Lines selected.
     pub selected: u64,
 }
 
@@ -60,70 +54,98 @@ pub enum GrepJob {
 }
 
 impl Grep {
-    fn search(&self, state: &mut GrepState, path: &[u8], fd: OwnedFd) -> Result<(), Errno> {
-        let file = File::from(fd);
-        let found = search_file(&mut state.searcher, self.pattern.matcher(), &file, self.want)
-            .map_err(|e| e.raw_os_error().map_or(Errno::IO, Errno::from_raw_os_error))?;
-        self.record(state, path, found);
+    pub fn new_state(&self) -> GrepState {
+        GrepState {
+            searcher: self.searcher.build(),
+            out: Vec::new(),
+            matches: Vec::new(),
+            folded: Folded::default(),
+            selected: 0,
+        }
+    }
+
+    /// The name a path is printed under.
+    fn shown<'p>(&self, path: &'p [u8]) -> &'p [u8] {
+        if self.implicit_root { path.strip_prefix(b"./").unwrap_or(path) } else { path }
+    }
+
+    /// Searches with `run` (a file or a stream) and records what was found under `name`.
+    pub fn search(
+        &self,
+        state: &mut GrepState,
+        name: &[u8],
+        run: impl FnOnce(&Pattern, &mut Searcher, FileSearch<'_>) -> std::io::Result<Found>,
+    ) -> std::io::Result<()> {
+        let sink = FileSearch::new(
+            &self.show,
+            &self.pattern,
+            name,
+            &mut state.out,
+            &mut state.folded,
+            &mut state.matches,
+        );
+        let found = run(&self.pattern, &mut state.searcher, sink)?;
+        state.selected += found.selected;
+        if found.binary_matched && self.show.mode == Mode::Lines && !self.show.group {
+            print_error("grep", format_args!("{}: binary file matches", String::from_utf8_lossy(name)));
+        }
+        self.output.file_done(&mut state.out);
+        if self.show.mode == Mode::Quiet && found.selected > 0 {
+            self.done.store(true, Ordering::Relaxed);
+        }
         Ok(())
     }
 
-    fn record(&self, state: &mut GrepState, path: &[u8], found: Found) {
-        let listed = found.count > 0;
-        state.selected += if self.want == Want::Any { u64::from(listed) } else { found.count };
-        if self.group {
-            match self.want {
-                Want::Lines => {
-                    for (number, text) in found.lines {
-                        let key = Key::Line { number: self.style.line_numbers.then_some(number), text };
-                        state.folded.add(key, number, path);
-                    }
-                }
-                Want::Count => state.folded.add(Key::Count(found.count), 0, path),
-                Want::Any if listed => state.folded.add(Key::Listed, 0, path),
-                Want::Any => {}
-            }
-            return;
-        }
-        let out = state.out.buf();
-        match self.want {
-            Want::Lines => self.style.lines(out, path, &found.lines),
-            Want::Count => self.style.count(out, path, found.count),
-            Want::Any if listed => self.style.listed(out, path),
-            Want::Any => {}
-        }
-        // One file's output stays together.
-        state.out.end_record();
+    fn search_fd(&self, state: &mut GrepState, path: &[u8], fd: OwnedFd) -> Result<(), Errno> {
+        let file = File::from(fd);
+        let name = self.shown(path).to_vec();
+        self.search(state, &name, |pattern, searcher, mut sink| {
+            pattern.search_file(searcher, &file, &mut sink)?;
+            Ok(sink.finish())
+        })
+        .map_err(|e| e.raw_os_error().map_or(Errno::IO, Errno::from_raw_os_error))
     }
 
-    fn report(cx: &mut Cx<'_, Self>, path: Vec<u8>, errno: Errno) {
-        cx.report(WalkError::io(path, Op::Tool("read"), errno));
+    /// Writes what a worker buffered.
+    pub fn flush(&self, state: &mut GrepState) {
+        self.output.write(&mut state.out);
     }
 
-    /// Finishes a worker: writes what it buffered.
-    pub fn flush(state: &mut GrepState) {
-        state.out.flush();
+    /// How a failure reads, as grep words it: `FILE: reason`.
+    pub fn report(&self, path: &[u8], errno: Errno) {
+        if !self.silent {
+            print_error(
+                "grep",
+                format_args!("{}: {}", String::from_utf8_lossy(self.shown(path)), errno_message(errno)),
+            );
+        }
     }
 }
 
-/// Opens a file for reading without following a symlink or blocking on a FIFO swapped in for it,
-/// and refuses anything that is not a regular file.
-fn open_regular(dir: Option<BorrowedFd<'_>>, name: &[u8], follow: bool) -> Result<OwnedFd, Errno> {
+/// Opens a file for reading without following a symlink (unless `follow`, `-R`) or blocking on a
+/// FIFO swapped in for it; anything that is not a regular file is passed over (`None`).
+fn open_regular(dir: BorrowedFd<'_>, name: &[u8], follow: bool) -> Result<Option<OwnedFd>, Errno> {
     let name = CString::new(name).map_err(|_| Errno::INVAL)?;
     let mut flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOCTTY | OFlags::NONBLOCK;
     if !follow {
         flags |= OFlags::NOFOLLOW;
     }
-    let fd = match dir {
-        Some(dir) => rustix::fs::openat(dir, &name, flags, Mode::empty())?,
-        None => rustix::fs::open(&name, flags, Mode::empty())?,
+    let fd = match rustix::fs::openat(dir, &name, flags, FileMode::empty()) {
+        Ok(fd) => fd,
+        // Swapped for a symlink since it was listed: not a file to search any more.
+        Err(Errno::LOOP) => return Ok(None),
+        Err(errno) => return Err(errno),
     };
-    if rustix::fs::FileType::from_raw_mode(rustix::fs::fstat(&fd)?.st_mode)
-        != rustix::fs::FileType::RegularFile
-    {
-        return Err(Errno::INVAL);
-    }
-    Ok(fd)
+    let is_file = rustix::fs::FileType::from_raw_mode(rustix::fs::fstat(&fd)?.st_mode)
+        == rustix::fs::FileType::RegularFile;
+    Ok(is_file.then_some(fd))
+}
+
+/// Opens a file named on the command line: followed if a symlink, read whatever it is (a FIFO or
+/// a device too, as grep reads them).
+fn open_operand(path: &[u8]) -> Result<OwnedFd, Errno> {
+    let path = CString::new(path).map_err(|_| Errno::INVAL)?;
+    rustix::fs::open(&path, OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOCTTY, FileMode::empty())
 }
 
 impl Visitor for Grep {
@@ -132,23 +154,38 @@ impl Visitor for Grep {
     type Job = GrepJob;
 
     fn new_state(&self) -> GrepState {
-        GrepState {
-            searcher: self.pattern.searcher(),
-            out: OutBuf::new(Arc::clone(&self.stdout)),
-            folded: Folded::default(),
-            selected: 0,
-        }
+        Grep::new_state(self)
     }
 
     fn visit(&self, cx: &mut Cx<'_, Self>, _state: &mut GrepState, entry: &Entry<'_, ()>) -> Action {
+        if self.done.load(Ordering::Relaxed) {
+            cx.quit();
+            return Action::Prune;
+        }
         match entry.kind() {
-            FileKind::Dir => return Action::Continue,
+            FileKind::Dir if entry.is_root() => {
+                return if self.selection.operand_dir(entry.name_cstr().to_bytes()) {
+                    Action::Continue
+                } else {
+                    Action::Prune
+                };
+            }
+            FileKind::Dir => {
+                return if self.selection.dir(entry.file_name()) { Action::Continue } else { Action::Prune };
+            }
             FileKind::File => {}
+            // Named on the command line: read whatever it is.
+            _ if entry.is_root() => {}
             // Symlinks met inside a tree are not followed (grep -r); devices, FIFOs and sockets
             // are not read.
             _ => return Action::Continue,
         }
-        if !entry.is_root() && !self.selection.admits(entry.file_name()) {
+        let admitted = if entry.is_root() {
+            self.selection.operand_file(entry.name_cstr().to_bytes())
+        } else {
+            self.selection.file(entry.file_name())
+        };
+        if !admitted {
             return Action::Continue;
         }
         match entry.dir() {
@@ -159,10 +196,13 @@ impl Visitor for Grep {
     }
 
     fn run_job(&self, cx: &mut Cx<'_, Self>, state: &mut GrepState, job: GrepJob) {
+        if self.done.load(Ordering::Relaxed) {
+            cx.quit();
+            return;
+        }
         let (path, opened) = match job {
             GrepJob::Root(path) => {
-                // Like grep, a symlink given on the command line is followed.
-                let opened = open_regular(None, &path, true);
+                let opened = open_operand(&path).map(Some);
                 (path, opened)
             }
             GrepJob::InDir(name) => {
@@ -170,17 +210,25 @@ impl Visitor for Grep {
                     return;
                 };
                 let path = join_path(dir.path(), &name);
-                let opened = dir.open().and_then(|fd| open_regular(Some(fd.as_fd()), &name, false));
+                let opened = dir.open().and_then(|fd| open_regular(fd.as_fd(), &name, self.follow_all));
                 (path, opened)
             }
         };
-        if let Err(errno) = opened.and_then(|fd| self.search(state, &path, fd)) {
-            Self::report(cx, path, errno);
+        match opened.and_then(|fd| fd.map_or(Ok(()), |fd| self.search_fd(state, &path, fd))) {
+            Ok(()) => {}
+            Err(errno) => cx.report(WalkError::io(path, Op::Tool("read"), errno)),
+        }
+        if self.done.load(Ordering::Relaxed) {
+            cx.quit();
         }
     }
 
     fn error(&self, error: &WalkError) -> bool {
-        crate::common::print_error("grep", error);
+        match error.kind {
+            ErrorKind::Io { errno, .. } => self.report(&error.path, errno),
+            ErrorKind::Loop { .. } if !self.silent => print_error("grep", error),
+            ErrorKind::Loop { .. } => {}
+        }
         true
     }
 }

@@ -13,9 +13,14 @@
 //! there comes back with its data, so the directory is removed once, by the rank holding it, after
 //! everything below it is gone on every rank.
 
+mod conduct;
+mod prompt;
 mod unlink;
 mod visitor;
 
+pub use conduct::Conduct;
+pub use prompt::Prompter;
+pub use unlink::is_empty_dir;
 pub use visitor::Remover;
 
 use canopy_engine::{Cx, DirNode, Entry};
@@ -58,6 +63,8 @@ pub enum Selection<D> {
 pub struct RemoveDir<D> {
     /// The directory goes, with everything in it.
     doomed: bool,
+    /// `rm -i` already asked (and was told yes) to remove this empty directory.
+    confirmed: bool,
     /// Something inside could not be removed (already reported): the directory stays, quietly.
     failed: AtomicBool,
     pub data: D,

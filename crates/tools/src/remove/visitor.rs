@@ -1,9 +1,11 @@
-use super::unlink::{remove_at, remove_path};
+use super::conduct::Conduct;
+use super::unlink::{is_empty_dir, remove_at, remove_path};
 use super::{RemoveDir, Selection, Selector};
 use crate::common::guard::{Protected, last_component_is_dot};
-use crate::common::print_error;
+use crate::common::{print_error, quote};
 use canopy_engine::output::{OutBuf, Sink};
-use canopy_engine::{Action, Cx, DirNode, Entry, Errno, FileKind, Op, Visitor, WalkError};
+use canopy_engine::{Action, Cx, DirNode, Entry, Errno, ErrorKind, FileKind, Op, Visitor, WalkError};
+use rustix::fd::AsFd;
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -14,16 +16,18 @@ pub struct Remover<S> {
     tool: &'static str,
     /// `--dry-run`: where to list what would go, and the prefix of each line.
     listing: Option<(Arc<Sink>, &'static [u8])>,
+    conduct: Conduct,
     protected: Protected,
     /// Directories the engine could not read: their removal fails with "not empty", already explained.
     unreadable: Mutex<HashSet<Vec<u8>>>,
 }
 
-/// One worker's share: its listing buffer and counts.
+/// One worker's share: its output buffer (the dry run's listing or `-v`'s lines) and counts.
 pub struct RemoveState {
-    listing: Option<OutBuf>,
+    out: Option<OutBuf>,
     pub removed: u64,
-    /// Directories refused because they hold the current directory (reported, count as errors).
+    /// Entries refused (`/`, `.`, the current directory's ancestors, another file system): each
+    /// reported, each counts as an error.
     pub refused: u64,
 }
 
@@ -34,16 +38,44 @@ impl<S: Selector> Remover<S> {
         listing: Option<(Arc<Sink>, &'static [u8])>,
         protected: Protected,
     ) -> Self {
-        Remover { selector, tool, listing, protected, unreadable: Mutex::default() }
+        Remover {
+            selector,
+            tool,
+            listing,
+            conduct: Conduct::default(),
+            protected,
+            unreadable: Mutex::default(),
+        }
+    }
+
+    /// The same removal, talking to the user as `conduct` says.
+    pub fn with_conduct(mut self, conduct: Conduct) -> Self {
+        self.conduct = conduct;
+        self
     }
 
     fn list(&self, state: &mut RemoveState, path: &[u8]) {
-        let (Some(out), Some((_, prefix))) = (&mut state.listing, &self.listing) else { return };
+        let (Some(out), Some((_, prefix))) = (&mut state.out, &self.listing) else { return };
         let buf = out.buf();
         buf.extend_from_slice(prefix);
         buf.extend_from_slice(path);
         buf.push(b'\n');
         out.end_record();
+    }
+
+    /// `-v`'s line for an entry just removed.
+    fn removed(&self, state: &mut RemoveState, path: &[u8], is_dir: bool) {
+        state.removed += 1;
+        let Some(out) = state.out.as_mut().filter(|_| self.conduct.verbose.is_some()) else { return };
+        let what = if is_dir { "removed directory" } else { "removed" };
+        let buf = out.buf();
+        buf.extend_from_slice(format!("{what} {}\n", quote(path)).as_bytes());
+        out.end_record();
+    }
+
+    fn refuse(&self, state: &mut RemoveState, message: std::fmt::Arguments<'_>) {
+        print_error(self.tool, message);
+        state.refused += 1;
     }
 
     /// A directory chosen for removal must not be `/`, the current directory or above it, nor a
@@ -55,9 +87,8 @@ impl<S: Selector> Remover<S> {
         entry: &Entry<'_, RemoveDir<S::Data>>,
     ) -> bool {
         if entry.is_root() && last_component_is_dot(entry.name_cstr().to_bytes()) {
-            let path = String::from_utf8_lossy(entry.name_cstr().to_bytes()).into_owned();
-            print_error(self.tool, format_args!("refusing to remove '.' or '..': skipping '{path}'"));
-            state.refused += 1;
+            let path = quote(entry.name_cstr().to_bytes());
+            self.refuse(state, format_args!("refusing to remove '.' or '..' directory: skipping {path}"));
             return true;
         }
         let id = match entry.metadata() {
@@ -71,15 +102,43 @@ impl<S: Selector> Remover<S> {
             return false;
         }
         let path = entry.path();
-        print_error(
-            self.tool,
-            format_args!(
-                "refusing to remove '{}': it is '/' or holds the current directory",
-                String::from_utf8_lossy(&path)
-            ),
-        );
-        state.refused += 1;
+        if self.protected.is_root(id) {
+            let same = if path == b"/" { String::new() } else { " (same as '/')".to_string() };
+            self.refuse(
+                state,
+                format_args!("it is dangerous to operate recursively on {}{same}", quote(&path)),
+            );
+            print_error(self.tool, "canopy never removes '/' or the current directory's ancestors");
+        } else {
+            self.refuse(
+                state,
+                format_args!("refusing to remove {}: it holds the current directory", quote(&path)),
+            );
+        }
         true
+    }
+
+    /// `--one-file-system`: a directory below an argument on another file system is skipped.
+    fn on_other_file_system(&self, state: &mut RemoveState, entry: &Entry<'_, RemoveDir<S::Data>>) -> bool {
+        if !self.conduct.one_file_system {
+            return false;
+        }
+        let root_dev = entry.dir().and_then(|dir| dir.root_dev());
+        let dev = entry.metadata().map(|meta| meta.dev).ok();
+        if root_dev.is_none() || dev.is_none() || root_dev == dev {
+            return false;
+        }
+        let path = quote(&entry.path());
+        self.refuse(state, format_args!("skipping {path}, since it's on a different device"));
+        true
+    }
+
+    /// Asks before an entry goes (`-i`, write-protected files); a directory that is not empty is
+    /// asked about twice, on the way in and on the way out.
+    fn allowed(&self, entry: &Entry<'_, RemoveDir<S::Data>>, descend: bool) -> bool {
+        let Some(prompter) = &self.conduct.prompter else { return true };
+        let Ok(meta) = entry.metadata() else { return true };
+        prompter.allows(entry.dir_fd(), entry.name_cstr(), &entry.path(), meta, descend)
     }
 
     fn remove_file(
@@ -92,20 +151,60 @@ impl<S: Selector> Remover<S> {
             self.list(state, &entry.path());
             return;
         }
+        let mark_failed = || {
+            if let Some(dir) = entry.dir() {
+                dir.data.failed.store(true, Ordering::Relaxed);
+            }
+        };
+        if !self.allowed(entry, false) {
+            // Declined: the directory holding it is still asked about, and cannot go (as rm).
+            return;
+        }
         let result = match entry.dir_fd() {
             Some(fd) => remove_at(fd, entry.name_cstr(), false),
             None => remove_path(entry.name_cstr().to_bytes(), false),
         };
         match result {
+            Ok(()) => self.removed(state, &entry.path(), false),
             // Gone already (removed concurrently): what was asked for is true.
-            Ok(()) | Err(Errno::NOENT) => state.removed += 1,
+            Err(Errno::NOENT) => state.removed += 1,
             Err(errno) => {
                 cx.report(WalkError::io(entry.path(), Op::Tool("remove"), errno));
-                if let Some(dir) = entry.dir() {
-                    dir.data.failed.store(true, Ordering::Relaxed);
-                }
+                mark_failed();
             }
         }
+    }
+
+    /// A directory about to be entered and emptied: refusals, `--one-file-system` and `-i`.
+    /// Returns the directory's data, or `None` to leave it (its parent then stays, quietly).
+    fn enter_doomed(
+        &self,
+        cx: &mut Cx<'_, Self>,
+        state: &mut RemoveState,
+        entry: &Entry<'_, RemoveDir<S::Data>>,
+        inherited: bool,
+    ) -> Option<RemoveDir<S::Data>> {
+        let refused =
+            (!inherited && self.refused(cx, state, entry)) || self.on_other_file_system(state, entry);
+        let mut confirmed = false;
+        let declined = !refused
+            && self.conduct.prompter.is_some()
+            && self.listing.is_none()
+            && match is_empty_dir(entry.dir_fd(), entry.name_cstr()) {
+                // An empty directory is asked about once: to remove it.
+                Ok(true) => {
+                    confirmed = self.allowed(entry, false);
+                    !confirmed
+                }
+                _ => !self.allowed(entry, true),
+            };
+        if refused || declined {
+            if let Some(dir) = entry.dir() {
+                dir.data.failed.store(true, Ordering::Relaxed);
+            }
+            return None;
+        }
+        Some(RemoveDir { doomed: true, confirmed, failed: Default::default(), data: S::Data::default() })
     }
 }
 
@@ -115,11 +214,11 @@ impl<S: Selector> Visitor for Remover<S> {
     type Job = ();
 
     fn new_state(&self) -> RemoveState {
-        RemoveState {
-            listing: self.listing.as_ref().map(|(sink, _)| OutBuf::new(Arc::clone(sink))),
-            removed: 0,
-            refused: 0,
-        }
+        let sink = match (&self.listing, &self.conduct.verbose) {
+            (Some((sink, _)), _) | (None, Some(sink)) => Some(Arc::clone(sink)),
+            (None, None) => None,
+        };
+        RemoveState { out: sink.map(OutBuf::new), removed: 0, refused: 0 }
     }
 
     fn visit(
@@ -133,7 +232,12 @@ impl<S: Selector> Visitor for Remover<S> {
             match self.selector.select(cx, entry) {
                 Selection::Remove => {}
                 Selection::Keep(data) => {
-                    cx.set_dir_data(RemoveDir { doomed: false, failed: Default::default(), data });
+                    cx.set_dir_data(RemoveDir {
+                        doomed: false,
+                        confirmed: false,
+                        failed: Default::default(),
+                        data,
+                    });
                     return Action::Continue;
                 }
                 Selection::Skip => return Action::Prune,
@@ -143,11 +247,13 @@ impl<S: Selector> Visitor for Remover<S> {
             self.remove_file(cx, state, entry);
             return Action::Prune;
         }
-        if !inherited && self.refused(cx, state, entry) {
-            return Action::Prune;
+        match self.enter_doomed(cx, state, entry, inherited) {
+            Some(data) => {
+                cx.set_dir_data(data);
+                Action::Continue
+            }
+            None => Action::Prune,
         }
-        cx.set_dir_data(RemoveDir { doomed: true, failed: Default::default(), data: S::Data::default() });
-        Action::Continue
     }
 
     fn leave_dir(&self, cx: &mut Cx<'_, Self>, state: &mut RemoveState, dir: &Arc<DirNode<Self::DirData>>) {
@@ -168,12 +274,28 @@ impl<S: Selector> Visitor for Remover<S> {
             self.list(state, dir.path());
             return;
         }
-        let result = match dir.parent() {
-            Some(parent) => parent.open().and_then(|fd| remove_at(fd, dir.name(), true)),
+        let parent_fd = match dir.parent().map(|parent| parent.open()).transpose() {
+            Ok(fd) => fd,
+            Err(errno) => {
+                cx.report(WalkError::io(dir.path().to_vec(), Op::Tool("remove"), errno));
+                failed(dir);
+                return;
+            }
+        };
+        if let (Some(prompter), Some(meta)) = (&self.conduct.prompter, dir.metadata())
+            && !dir.data.confirmed
+            && !prompter.allows(parent_fd.as_ref().map(AsFd::as_fd), dir.name(), dir.path(), meta, false)
+        {
+            failed(dir);
+            return;
+        }
+        let result = match &parent_fd {
+            Some(fd) => remove_at(fd, dir.name(), true),
             None => remove_path(dir.path(), true),
         };
         match result {
-            Ok(()) | Err(Errno::NOENT) => state.removed += 1,
+            Ok(()) => self.removed(state, dir.path(), true),
+            Err(Errno::NOENT) => state.removed += 1,
             Err(Errno::NOTEMPTY)
                 if self.unreadable.lock().unwrap_or_else(|e| e.into_inner()).contains(dir.path()) =>
             {
@@ -187,7 +309,12 @@ impl<S: Selector> Visitor for Remover<S> {
     }
 
     fn stand_in_data(&self, dir: &DirNode<Self::DirData>) -> Self::DirData {
-        RemoveDir { doomed: dir.data.doomed, failed: AtomicBool::new(false), data: self.selector.lend(dir) }
+        RemoveDir {
+            doomed: dir.data.doomed,
+            confirmed: dir.data.confirmed,
+            failed: AtomicBool::new(false),
+            data: self.selector.lend(dir),
+        }
     }
 
     /// A directory that could not be read here cannot be emptied: the rank holding it is told, so
@@ -205,10 +332,21 @@ impl<S: Selector> Visitor for Remover<S> {
     }
 
     fn error(&self, error: &WalkError) -> bool {
-        if let canopy_engine::ErrorKind::Io { op: Op::OpenDir | Op::ReadDir, .. } = error.kind {
+        let errno = error.errno();
+        if self.conduct.force && matches!(errno, Some(Errno::NOENT | Errno::NOTDIR)) {
+            // rm -f: what does not exist is already removed.
+            return false;
+        }
+        if let ErrorKind::Io { op: Op::OpenDir | Op::ReadDir, .. } = error.kind {
             self.unreadable.lock().unwrap_or_else(|e| e.into_inner()).insert(error.path.clone());
         }
-        print_error(self.tool, error);
+        match errno {
+            Some(errno) if self.conduct.rm_messages => {
+                let reason = canopy_engine::errno_message(errno);
+                print_error(self.tool, format_args!("cannot remove {}: {reason}", quote(&error.path)));
+            }
+            _ => print_error(self.tool, error),
+        }
         true
     }
 }

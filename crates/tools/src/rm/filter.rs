@@ -1,12 +1,40 @@
-//! What `canopy rm` removes: the entries its find expression matches — a matching directory with
-//! everything in it. Without an expression every starting point matches.
+//! What `canopy rm` removes: each argument, or with an expression the entries it matches. A
+//! directory goes with everything in it only with `-r`; with `-d` an empty one goes; otherwise it
+//! stays, reported as rm reports it ("Is a directory").
 
-use crate::remove::{RemoveDir, Remover, Selection, Selector};
+use crate::remove::{RemoveDir, Remover, Selection, Selector, is_empty_dir};
 use canopy_engine::{Cx, Entry, Errno, FileKind, Op, WalkError};
 use canopy_expr::{Flow, Host, Program, eval};
 
 pub struct Filter {
     pub program: Program,
+    /// An expression follows the paths: entries below them are tested too.
+    pub expression: bool,
+    /// `-r`: a matching directory goes with everything in it.
+    pub recursive: bool,
+    /// `-d`: a matching empty directory goes.
+    pub empty_dirs: bool,
+}
+
+impl Filter {
+    /// A matching entry: removed, unless it is a directory rm may not remove.
+    fn matched(&self, cx: &mut Cx<'_, Remover<Self>>, entry: &Entry<'_, RemoveDir<()>>) -> Selection<()> {
+        if self.recursive || entry.kind() != FileKind::Dir {
+            return Selection::Remove;
+        }
+        let errno = if self.empty_dirs {
+            match is_empty_dir(entry.dir_fd(), entry.name_cstr()) {
+                Ok(true) => return Selection::Remove,
+                Ok(false) => Errno::NOTEMPTY,
+                Err(errno) => errno,
+            }
+        } else {
+            Errno::ISDIR
+        };
+        cx.report(WalkError::io(entry.path(), Op::Tool("remove"), errno));
+        // With an expression, what matches inside may still go.
+        if self.expression { Selection::Keep(()) } else { Selection::Skip }
+    }
 }
 
 impl Selector for Filter {
@@ -22,7 +50,7 @@ impl Selector for Filter {
         if entry.depth() >= options.min_depth {
             let mut flow = Flow::default();
             if eval(&program.expr, entry, &mut ReportErrors { cx }, &mut flow) {
-                return Selection::Remove;
+                return self.matched(cx, entry);
             }
             if flow.prune {
                 return Selection::Skip;
