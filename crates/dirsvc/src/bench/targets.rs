@@ -166,11 +166,10 @@ struct DirsvcSession {
 async fn dirsvc_op(client: &Client, dir: u64, phase: Phase, name: &str) -> Result<()> {
     let name = name.as_bytes();
     match phase {
-        Phase::Create => client.create(dir, name, FileKind::File, Owner::current(0o644)).await,
-        Phase::Stat => client.lookup(dir, name).await,
-        Phase::Remove => client.unlink(dir, name).await,
+        Phase::Create => client.create(dir, name, FileKind::File, Owner::current(0o644)).await.map(drop),
+        Phase::Stat => client.lookup(dir, name).await.map(drop),
+        Phase::Remove => client.unlink(dir, name).await.map(drop),
     }
-    .map(drop)
 }
 
 impl Session for DirsvcSession {

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use fuser::{
-    BsdFileFlags, Errno, FileHandle, Filesystem, FopenFlags, Generation, INodeNo, InitFlags, KernelConfig,
+    BsdFileFlags, FileHandle, Filesystem, FopenFlags, Generation, INodeNo, InitFlags, KernelConfig,
     LockOwner, OpenFlags, RenameFlags, ReplyAttr, ReplyCreate, ReplyData, ReplyDirectory, ReplyEmpty,
     ReplyEntry, ReplyOpen, ReplyStatfs, ReplyWrite, Request, TimeOrNow, WriteFlags,
 };
@@ -78,6 +78,12 @@ impl Filesystem for DirsvcFs {
         let _ = config.set_max_background(MAX_BACKGROUND);
         let _ = config.set_congestion_threshold(MAX_BACKGROUND / 4 * 3);
         Ok(())
+    }
+
+    /// Unmounted: whatever this mount still had open is closed on the servers.
+    fn destroy(&mut self) {
+        let core = Arc::clone(&self.core);
+        let _ = self.runtime.block_on(async move { core.client.close_session(core.session).await });
     }
 
     fn lookup(&self, _request: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
@@ -207,16 +213,11 @@ impl Filesystem for DirsvcFs {
         });
     }
 
-    /// Every object has exactly one name.
-    fn link(
-        &self,
-        _request: &Request,
-        _ino: INodeNo,
-        _newparent: INodeNo,
-        _newname: &OsStr,
-        reply: ReplyEntry,
-    ) {
-        reply.error(Errno::EPERM);
+    fn link(&self, _request: &Request, ino: INodeNo, newparent: INodeNo, newname: &OsStr, reply: ReplyEntry) {
+        let (name, ttl) = (bytes(newname), self.ttl());
+        self.spawn(move |core| async move {
+            reply_entry(reply, ttl, core.link(ino.0, newparent.0, &name).await);
+        });
     }
 
     fn open(&self, _request: &Request, ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {
@@ -268,6 +269,7 @@ impl Filesystem for DirsvcFs {
         });
     }
 
+    /// Writes are on the file's server when acknowledged: nothing is left to push at close.
     fn flush(
         &self,
         _request: &Request,
@@ -276,7 +278,7 @@ impl Filesystem for DirsvcFs {
         _lock_owner: LockOwner,
         reply: ReplyEmpty,
     ) {
-        self.spawn(move |core| async move { reply_empty(reply, core.flush(fh.0).await) });
+        reply_empty(reply, self.core.open_file(fh.0).map(drop));
     }
 
     fn release(
@@ -292,8 +294,9 @@ impl Filesystem for DirsvcFs {
         self.spawn(move |core| async move { reply_empty(reply, core.release(fh.0).await) });
     }
 
+    /// Writes (and their size) are durable when acknowledged: nothing to sync.
     fn fsync(&self, _request: &Request, _ino: INodeNo, fh: FileHandle, _datasync: bool, reply: ReplyEmpty) {
-        self.spawn(move |core| async move { reply_empty(reply, core.fsync(fh.0).await) });
+        reply_empty(reply, self.core.open_file(fh.0).map(drop));
     }
 
     fn opendir(&self, _request: &Request, ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {
