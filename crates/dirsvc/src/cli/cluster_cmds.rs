@@ -203,7 +203,8 @@ struct StatusRow {
 pub fn status(args: StatusArgs) -> Result<()> {
     let cluster = Cluster::load(&args.cluster.cluster)?;
     let rows = block_on(async {
-        let client = Client::connect_with_timeout(&cluster, args.timeout);
+        // The transport's own limit stays out of the way of the one reported.
+        let client = Client::connect_with_timeout(&cluster, args.timeout + Duration::from_secs(1));
         let pings = (0..client.server_count()).map(|index| {
             let client = &client;
             async move { (index, tokio::time::timeout(args.timeout, client.ping(index)).await) }
