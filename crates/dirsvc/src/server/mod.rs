@@ -167,8 +167,11 @@ pub async fn start(options: &ServerOptions, listener: Option<TcpListener>) -> Re
     Ok(RunningServer { addr, core, stop: Some((stop_serving, stop_splitting)), serving })
 }
 
-/// Runs server `options.index` until SIGTERM or SIGINT: what `canopy dirsvc serve` does.
+/// Runs server `options.index` until SIGTERM or SIGINT: what `canopy dirsvc serve` does. A client
+/// that hangs up costs its connection only (SIGPIPE ignored: its EPIPE is handled there).
 pub fn serve_blocking(options: &ServerOptions) -> Result<()> {
+    canopy_fusekit::signals::ignore_sigpipe()
+        .map_err(|e| Error::io(format!("cannot ignore SIGPIPE: {e}")))?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
