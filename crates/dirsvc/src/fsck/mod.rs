@@ -102,8 +102,8 @@ async fn settle(client: &Client) -> Result<()> {
     }
 }
 
-/// Reads every table of every server.
-async fn scan(client: &Client) -> Result<Scanned> {
+/// Reads every table of every server (a consistent picture only of an idle cluster).
+pub async fn scan(client: &Client) -> Result<Scanned> {
     let mut scanned = Scanned::default();
     for server in 0..client.server_count() {
         for table in [
