@@ -91,7 +91,9 @@ pub fn run(args: DirsvcArgs) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("canopy dirsvc: {e}");
+            // One write: a server's error lands whole in its log file.
+            let _ =
+                std::io::Write::write_all(&mut std::io::stderr(), format!("canopy dirsvc: {e}\n").as_bytes());
             ExitCode::from(1)
         }
     }

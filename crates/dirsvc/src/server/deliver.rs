@@ -176,7 +176,7 @@ impl Delivery {
             let effects = match self.outbox_after(sent_through) {
                 Ok(effects) => effects,
                 Err(e) => {
-                    eprintln!("dirsvc server {}: reading the outbox to server {}: {e}", self.from, self.dest);
+                    super::log::line(self.from, &format!("reading the outbox to server {}: {e}", self.dest));
                     Vec::new()
                 }
             };
@@ -202,11 +202,13 @@ impl Delivery {
                 Err(status) => {
                     self.requeue(&touches);
                     if backoff >= MAX_BACKOFF {
-                        eprintln!(
-                            "dirsvc server {}: delivering to server {} keeps failing: {}",
+                        super::log::line(
                             self.from,
-                            self.dest,
-                            status.message()
+                            &format!(
+                                "delivering to server {} keeps failing: {}",
+                                self.dest,
+                                status.message()
+                            ),
                         );
                     }
                     tokio::select! {

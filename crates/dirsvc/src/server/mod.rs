@@ -8,6 +8,7 @@ mod data;
 mod deliver;
 mod effects;
 mod entries;
+mod log;
 mod mutation;
 mod object_rpcs;
 mod objects;
@@ -180,12 +181,15 @@ pub fn serve_blocking(options: &ServerOptions) -> Result<()> {
     runtime.block_on(async {
         let server = start(options, None).await?;
         let pid_file = crate::launcher::write_pid_file(&options.cluster, options.index)?;
-        eprintln!(
-            "dirsvc server {} of {} listening on {} (store {})",
+        log::line(
             options.index,
-            options.cluster.config.servers.len(),
-            server.addr,
-            options.store_dir.display()
+            &format!(
+                "listening on {} as server {} of {} (store {})",
+                server.addr,
+                options.index,
+                options.cluster.config.servers.len(),
+                options.store_dir.display()
+            ),
         );
         let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
             .map_err(|e| Error::io(format!("cannot handle SIGTERM: {e}")))?;
@@ -194,7 +198,7 @@ pub fn serve_blocking(options: &ServerOptions) -> Result<()> {
             _ = tokio::signal::ctrl_c() => server.stop().await,
         };
         let _ = std::fs::remove_file(pid_file);
-        eprintln!("dirsvc server {} stopped", options.index);
+        log::line(options.index, "stopped");
         result
     })
 }

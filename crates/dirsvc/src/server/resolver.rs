@@ -29,7 +29,7 @@ pub fn spawn(core: Arc<Core>, client: Arc<Client>, mut stopped: watch::Receiver<
     tokio::spawn(async move {
         loop {
             if let Err(e) = settle(&core, &client, GRACE).await {
-                eprintln!("dirsvc server {}: settling link intents: {e}", core.index);
+                super::log::line(core.index, &format!("settling link intents: {e}"));
             }
             tokio::select! {
                 () = tokio::time::sleep(PERIOD) => {}

@@ -240,6 +240,6 @@ impl Splitter {
     }
 
     fn log(&self, message: &str) {
-        eprintln!("dirsvc server {}: {message}", self.core.index);
+        super::log::line(self.core.index, message);
     }
 }

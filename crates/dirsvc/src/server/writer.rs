@@ -182,7 +182,7 @@ fn run(
             Err(e) => {
                 // Nothing of this batch is durable: refuse it all, and stop, since the journal can
                 // no longer be trusted; a restart recovers from what was synced.
-                eprintln!("dirsvc server {index}: commit failed, stopping: {e}");
+                super::log::line(index, &format!("commit failed, stopping: {e}"));
                 for (reply, _, _) in replies {
                     if let Some(reply) = reply {
                         let _ = reply.send(Err(Refusal::Internal(format!("commit failed: {e}"))));
