@@ -123,6 +123,17 @@ async fn an_open_file_outlives_its_names_until_the_last_close() {
     // A session that ends closes everything it had open.
     client.close_session(session).await.unwrap();
     assert_eq!(client.object(victim).await.unwrap_err().kind, ErrorKind::NotFound);
+
+    // A mount that dies stops renewing its session: once its lease lapsed, its opens are closed.
+    let dead_session = 43;
+    let held = client.object_opened_by_create(dir, b"held", dead_session).await;
+    client.unlink(dir, b"held").await.unwrap();
+    let home = &cluster.servers[home_server(held) as usize].core;
+    home.close_lapsed(std::time::Duration::from_secs(3600)).await;
+    assert_eq!(client.object(held).await.unwrap().attrs.nlink, 0, "within its lease");
+    client.keep_open(dead_session).await.unwrap();
+    home.close_lapsed(std::time::Duration::ZERO).await;
+    assert_eq!(client.object(held).await.unwrap_err().kind, ErrorKind::NotFound, "lapsed");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

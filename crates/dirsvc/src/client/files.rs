@@ -8,8 +8,8 @@ use super::{Attributes, Client, DirEntry, Listed, SetAttrs, Usage};
 use crate::error::{Error, ErrorKind, Result};
 use crate::ids::home_server;
 use crate::proto::{
-    Ack, CloseRequest, Entry, Object, ObjectReply, ObjectsRequest, ReadDataRequest, SetObjectAttrRequest,
-    UsageRequest, WriteDataRequest,
+    Ack, CloseRequest, Entry, Object, ObjectReply, ObjectsRequest, ReadDataRequest, SessionRequest,
+    SetObjectAttrRequest, UsageRequest, WriteDataRequest,
 };
 
 /// An object's attributes and (for a symlink) target, as its server holds them now.
@@ -95,6 +95,21 @@ impl Client {
             ack_result(&ack.into_inner())?;
         }
         Ok(())
+    }
+
+    /// Mount session `session` is alive: every server keeps its opens (see `SESSION_LEASE`).
+    /// Every server is told, also when one of them fails (the first failure is returned).
+    pub async fn keep_open(&self, session: u64) -> Result<()> {
+        let mut first_failure = Ok(());
+        for server in 0..self.server_count() {
+            let request = SessionRequest { session };
+            let renewed =
+                self.rpc(server)?.keep_open(request).await.map_err(|s| self.status_error(server, &s));
+            if let (Err(e), Ok(())) = (renewed, &first_failure) {
+                first_failure = Err(e);
+            }
+        }
+        first_failure
     }
 
     /// Mount session `session` ended: everything it had open is closed, on every server.

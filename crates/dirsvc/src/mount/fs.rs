@@ -31,7 +31,9 @@ pub struct DirsvcFs {
 
 impl DirsvcFs {
     pub fn new(core: MountCore, runtime: tokio::runtime::Runtime) -> Self {
-        Self { core: Arc::new(core), runtime }
+        let core = Arc::new(core);
+        runtime.spawn(keep_open(Arc::clone(&core)));
+        Self { core, runtime }
     }
 
     /// Runs `work` as a task; it replies to the kernel itself.
@@ -45,6 +47,17 @@ impl DirsvcFs {
 
     fn ttl(&self) -> std::time::Duration {
         self.core.settings.ttl
+    }
+}
+
+/// Renews this mount's session on every server well within its lease, so the files it has open
+/// stay open there (a mount that dies stops renewing, and its opens lapse).
+async fn keep_open(core: Arc<MountCore>) {
+    let period = crate::server::SESSION_LEASE / 4;
+    loop {
+        tokio::time::sleep(period).await;
+        // A server that is down keeps nothing to renew; the next round reaches it when it is back.
+        let _ = core.client.keep_open(core.session).await;
     }
 }
 

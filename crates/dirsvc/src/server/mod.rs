@@ -47,7 +47,7 @@ use crate::transport::{REQUEST_TIMEOUT, connect_lazy};
 
 pub use self::data::CHUNK;
 pub use self::objects::LINK_MAX;
-pub use self::resolver::GRACE as LINK_INTENT_GRACE;
+pub use self::resolver::{GRACE as LINK_INTENT_GRACE, SESSION_LEASE};
 pub use self::validate::MAX_IDS;
 pub use self::writer::CommitStats;
 

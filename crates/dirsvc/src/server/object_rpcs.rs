@@ -15,7 +15,7 @@ use crate::ids::home_server;
 use crate::proto::{
     AbortLinkRequest, Ack, AddLinkReply, AddLinkRequest, CloseRequest, DeliverReply, DeliverRequest,
     FailureKind, ObjectReply, ObjectsReply, ObjectsRequest, ReadDataReply, ReadDataRequest, RepairRequest,
-    ScanReply, ScanRequest, ScanTable, SetObjectAttrRequest, SettleRequest, WriteDataRequest,
+    ScanReply, ScanRequest, ScanTable, SessionRequest, SetObjectAttrRequest, SettleRequest, WriteDataRequest,
 };
 
 impl Core {
@@ -69,6 +69,22 @@ impl Core {
             return Ok(Ack::default());
         }
         ack(self.submit(Mutation::Reclaim { ids: released }).await)
+    }
+
+    pub async fn keep_open(&self, request: SessionRequest) -> Result<Ack, Status> {
+        self.opens.renew(request.session);
+        Ok(Ack::default())
+    }
+
+    /// Closes the opens of sessions not heard from for `lease` (their mounts died); the files
+    /// without a name among them go.
+    pub async fn close_lapsed(&self, lease: std::time::Duration) {
+        for session in self.opens.lapsed(lease) {
+            let released = self.opens.close_session(session);
+            if !released.is_empty() {
+                let _ = self.submit(Mutation::Reclaim { ids: released }).await;
+            }
+        }
     }
 
     pub async fn add_link(&self, request: AddLinkRequest) -> Result<AddLinkReply, Status> {

@@ -1,6 +1,8 @@
 //! Which mount sessions have which of this server's files open: a file whose last name goes while
 //! a mount has it open keeps its inode (link count 0) and data until the last close, as POSIX
-//! wants. Kept in memory: a server restart forgets them (the orphans stay until `fsck` removes them).
+//! wants. A session is a lease: a running mount renews it (every open and close does, and a
+//! keepalive); one not heard from for a while is taken for dead and its opens are closed. Kept in
+//! memory: a server restart forgets them (the orphans stay until `fsck` removes them).
 //!
 //! An open and a removal never cross: an open registers itself before it reads the inode, and the
 //! writer decides to delete an inode only through `reap_unless_open`, which refuses while it is open
@@ -8,11 +10,14 @@
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
 
 #[derive(Default)]
 struct Table {
     /// inode id -> session -> open handles.
     open: HashMap<u64, HashMap<u64, u32>>,
+    /// When each session with opens was last heard from.
+    seen: HashMap<u64, Instant>,
     /// Inodes the writer is deleting in the batch it is committing.
     reaped: HashSet<u64>,
 }
@@ -34,12 +39,30 @@ impl OpenRefs {
             return false;
         }
         *table.open.entry(id).or_default().entry(session).or_default() += 1;
+        table.seen.insert(session, Instant::now());
         true
+    }
+
+    /// `session` is alive.
+    pub fn renew(&self, session: u64) {
+        let mut table = self.lock();
+        if let Some(seen) = table.seen.get_mut(&session) {
+            *seen = Instant::now();
+        }
+    }
+
+    /// Sessions not heard from for `lease`: their mounts are taken for dead.
+    pub fn lapsed(&self, lease: Duration) -> Vec<u64> {
+        let table = self.lock();
+        table.seen.iter().filter(|(_, seen)| seen.elapsed() > lease).map(|(&session, _)| session).collect()
     }
 
     /// `session` closes `id` once; true when no session has it open any more.
     pub fn close(&self, id: u64, session: u64) -> bool {
         let mut table = self.lock();
+        if let Some(seen) = table.seen.get_mut(&session) {
+            *seen = Instant::now();
+        }
         let Some(sessions) = table.open.get_mut(&id) else {
             return true;
         };
@@ -59,6 +82,7 @@ impl OpenRefs {
     /// Everything `session` has open is closed (its mount ended); returns the ids nobody has open now.
     pub fn close_session(&self, session: u64) -> Vec<u64> {
         let mut table = self.lock();
+        table.seen.remove(&session);
         let mut released = Vec::new();
         table.open.retain(|&id, sessions| {
             if sessions.remove(&session).is_some() && sessions.is_empty() {
@@ -120,6 +144,17 @@ mod tests {
         assert!(!refs.open(9, 1));
         refs.reaped_committed(&[9]);
         assert!(refs.open(9, 1));
+    }
+
+    #[test]
+    fn a_session_not_heard_from_lapses() {
+        let refs = OpenRefs::default();
+        refs.open(1, 10);
+        refs.open(2, 11);
+        std::thread::sleep(Duration::from_millis(20));
+        refs.renew(11);
+        assert_eq!(refs.lapsed(Duration::from_millis(10)), vec![10]);
+        assert!(refs.lapsed(Duration::from_secs(60)).is_empty());
     }
 
     #[test]

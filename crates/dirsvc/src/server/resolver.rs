@@ -1,4 +1,5 @@
-//! Settles link intents nobody settled: a client that died between counting a new name
+//! Housekeeping, every few seconds: closes the opens of mount sessions not heard from for
+//! `SESSION_LEASE` (their mounts died), and settles link intents nobody settled: a client that died between counting a new name
 //! (`AddLink`) and creating its entry, or whose create was lost with a crashed server. Every few
 //! seconds, intents older than a grace period are settled by asking the name's partition
 //! (`FenceLink`): it answers the entry the intent made, or makes sure the entry will never be
@@ -24,10 +25,14 @@ use crate::proto::LinkIntent;
 const PERIOD: Duration = Duration::from_secs(5);
 /// How old an intent must be before it is settled (links normally finish in milliseconds).
 pub const GRACE: Duration = Duration::from_secs(10);
+/// How long a mount session's opens outlive the last word from it (a mount renews it every
+/// `crate::mount` keepalive period, a fraction of this).
+pub const SESSION_LEASE: Duration = Duration::from_secs(60);
 
 pub fn spawn(core: Arc<Core>, client: Arc<Client>, mut stopped: watch::Receiver<bool>) {
     tokio::spawn(async move {
         loop {
+            core.close_lapsed(SESSION_LEASE).await;
             if let Err(e) = settle(&core, &client, GRACE).await {
                 super::log::line(core.index, &format!("settling link intents: {e}"));
             }

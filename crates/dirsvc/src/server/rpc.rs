@@ -49,6 +49,7 @@ handlers! {
     get_objects(ObjectsRequest) -> ObjectsReply;
     set_object_attr(SetObjectAttrRequest) -> ObjectReply;
     close(CloseRequest) -> Ack;
+    keep_open(SessionRequest) -> Ack;
     add_link(AddLinkRequest) -> AddLinkReply;
     abort_link(AbortLinkRequest) -> Ack;
     write_data(WriteDataRequest) -> ObjectReply;

@@ -71,9 +71,14 @@ impl Touches {
     }
 }
 
+/// The most links ext4 counts on a directory; past it the count is 1 (ext4's dir_nlink), which tells
+/// find and other walkers the count says nothing about subdirectories.
+const DIR_LINK_MAX: u64 = 65_000;
+
 /// A directory's link count: its entry in its parent, its own ".", and each subdirectory's "..".
 pub fn dir_nlink(subdirs: u64) -> u32 {
-    u32::try_from(subdirs.saturating_add(2)).unwrap_or(u32::MAX)
+    let links = subdirs.saturating_add(2);
+    if links > DIR_LINK_MAX { 1 } else { links as u32 }
 }
 
 /// When each time was set explicitly (0: not since the last touch).
@@ -179,6 +184,12 @@ mod tests {
         touches.add(&[touch(7, 200)]);
         touches.folded(&snapshot);
         assert_eq!(touches.snapshot().len(), 1, "the newer touch of 7 stays pending");
+    }
+
+    #[test]
+    fn directories_count_subdirectories_as_ext4_does() {
+        assert_eq!((dir_nlink(0), dir_nlink(3), dir_nlink(64_998)), (2, 5, 65_000));
+        assert_eq!(dir_nlink(64_999), 1, "past 65000 links the count is 1");
     }
 
     #[test]
