@@ -92,6 +92,30 @@ struct Servers {
 }
 
 impl Servers {
+    /// A new cluster of `SERVERS` server processes in `dir`, all started; and a client of it.
+    async fn launch(dir: &std::path::Path, split_threshold: u64) -> (Servers, Client) {
+        let plan = ClusterPlan {
+            servers: SERVERS,
+            base_port: None,
+            root_partitions: SERVERS as u32,
+            split_threshold,
+        };
+        let cluster = init_cluster(dir, &plan).unwrap();
+        let mut servers = Servers {
+            command: ServerCommand {
+                program: std::env::current_exe().unwrap(),
+                args: vec!["--serve-child".into()],
+            },
+            children: (0..SERVERS).map(|_| None).collect(),
+            cluster: cluster.clone(),
+        };
+        let client = Client::connect(&cluster);
+        for index in 0..SERVERS as u32 {
+            servers.start(&client, index).await;
+        }
+        (servers, client)
+    }
+
     async fn start(&mut self, client: &Client, index: u32) {
         let mut child = spawn_server(&self.cluster, index, &self.command).unwrap();
         wait_ready(client, index, Some(&mut child), Duration::from_secs(20)).await.unwrap();
@@ -130,25 +154,8 @@ async fn wait_for_acks(outcomes: &Mutex<Outcomes>, at_least: usize) {
 
 async fn kill_nine_loses_no_acknowledged_create() {
     let dir = tempfile::tempdir().unwrap();
-    let plan = ClusterPlan {
-        servers: SERVERS,
-        base_port: None,
-        root_partitions: SERVERS as u32,
-        split_threshold: 50,
-    };
-    let cluster = init_cluster(dir.path(), &plan).unwrap();
-    let mut servers = Servers {
-        command: ServerCommand {
-            program: std::env::current_exe().unwrap(),
-            args: vec!["--serve-child".into()],
-        },
-        children: (0..SERVERS).map(|_| None).collect(),
-        cluster: cluster.clone(),
-    };
-    let client = Client::connect(&cluster);
-    for index in 0..SERVERS as u32 {
-        servers.start(&client, index).await;
-    }
+    let (mut servers, client) = Servers::launch(dir.path(), 50).await;
+    let cluster = servers.cluster.clone();
     let shared = client.mkdir(client.root(), b"crash", mkdir_options(1, 50)).await.unwrap().id;
     let table = client.fetch_dir(shared).await.unwrap().servers.clone();
     let (first_server, child_server) = (table[0], table[1]);

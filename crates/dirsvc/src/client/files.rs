@@ -132,7 +132,7 @@ impl Client {
         if object.attrs.as_ref().is_some_and(|a| a.kind() == crate::proto::Kind::Directory) {
             self.forget_dir(id);
         }
-        Ok(Attributes::from_proto(object.attrs.as_ref())?)
+        Attributes::from_proto(object.attrs.as_ref())
     }
 
     /// A directory's attributes fresh from its metadata object (its cached information too).

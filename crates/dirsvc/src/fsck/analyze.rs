@@ -148,9 +148,9 @@ fn set_count(server: u32, id: u64, from: u32, to: u32) -> Fix {
 }
 
 /// Directories with no name, several, or a parent pointer elsewhere. Returns the names removed.
-fn check_dir_names<'a>(
+fn check_dir_names(
     dirs: &BTreeMap<u64, (u32, &ScannedDir)>,
-    names: &BTreeMap<u64, Vec<(u32, &'a ScannedEntry)>>,
+    names: &BTreeMap<u64, Vec<(u32, &ScannedEntry)>>,
     scanned: &Scanned,
     findings: &mut Findings,
 ) -> BTreeSet<(u64, Vec<u8>)> {

@@ -9,7 +9,6 @@ use std::time::{Duration, Instant};
 use canopy_dirsvc::client::{Client, FileKind};
 use canopy_dirsvc::error::ErrorKind;
 use canopy_dirsvc::fsck;
-use canopy_dirsvc::launcher::{ClusterPlan, ServerCommand, init_cluster};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -156,25 +155,8 @@ async fn wait_for(acked: &AtomicUsize, at_least: usize) {
 
 pub async fn kill_nine_during_a_storm_of_links() {
     let dir = tempfile::tempdir().unwrap();
-    let plan = ClusterPlan {
-        servers: SERVERS,
-        base_port: None,
-        root_partitions: SERVERS as u32,
-        split_threshold: 0,
-    };
-    let cluster = init_cluster(dir.path(), &plan).unwrap();
-    let mut servers = Servers {
-        command: ServerCommand {
-            program: std::env::current_exe().unwrap(),
-            args: vec!["--serve-child".into()],
-        },
-        children: (0..SERVERS).map(|_| None).collect(),
-        cluster: cluster.clone(),
-    };
-    let client = Client::connect(&cluster);
-    for index in 0..SERVERS as u32 {
-        servers.start(&client, index).await;
-    }
+    let (mut servers, client) = Servers::launch(dir.path(), 0).await;
+    let cluster = servers.cluster.clone();
     // Two directories with every partition active: names, inodes and links land on every server.
     let a = client.mkdir(client.root(), b"a", mkdir_options(0, 0)).await.unwrap().id;
     let b = client.mkdir(client.root(), b"b", mkdir_options(0, 0)).await.unwrap().id;
