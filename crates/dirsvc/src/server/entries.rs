@@ -8,14 +8,14 @@
 use fjall::Readable;
 use prost::Message;
 
-use super::apply::{Batch, check_replace, internal, not_found, shown};
+use super::apply::{Batch, check_replace, check_route, internal, not_found, shown};
 use super::mutation::{Outcome, PartKey, Refusal, failure};
 use super::store::{self, entry_key, fence_key};
 use crate::ids::now_ns;
 use crate::proto::effect::Change;
 use crate::proto::{
-    Attrs, Entry, EntryRecord, FailureKind, InodeRecord, Kind, LinkDone, ParentChange, SubdirDelta,
-    TouchKind, Unlinked,
+    Attrs, Entry, EntryRecord, FailureKind, InodeRecord, Kind, LinkDone, ParentChange, PartitionRecord,
+    SubdirDelta, TouchKind, Unlinked,
 };
 
 /// What a create makes: a new object (`id` 0) or a name for an existing one.
@@ -165,7 +165,12 @@ impl Batch<'_> {
         hash: u64,
         (id, intent): (u64, u64),
     ) -> Result<Outcome, Refusal> {
-        self.routed(at, hash)?;
+        // A partition sealed by an rmdir in progress is unsealed again if the rmdir fails: the
+        // fence must hold there too, so the seal does not stop it.
+        let Some(record) = self.partition(at)? else {
+            return Err(super::apply::no_partition(at));
+        };
+        check_route(&PartitionRecord { sealed: false, ..record }, hash)?;
         if let Some(existing) = self.entry(at, name)?
             && existing.id == id
             && existing.link_intent == intent
