@@ -179,8 +179,15 @@ pub fn serve_blocking(options: &ServerOptions) -> Result<()> {
         .build()
         .map_err(|e| Error::io(format!("cannot start the runtime: {e}")))?;
     runtime.block_on(async {
-        let server = start(options, None).await?;
+        // Before the server answers: whoever saw it answer finds its pid file (`stop`, `status`).
         let pid_file = crate::launcher::write_pid_file(&options.cluster, options.index)?;
+        let server = match start(options, None).await {
+            Ok(server) => server,
+            Err(e) => {
+                let _ = std::fs::remove_file(&pid_file);
+                return Err(e);
+            }
+        };
         log::line(
             options.index,
             &format!(
