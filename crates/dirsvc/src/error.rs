@@ -19,6 +19,10 @@ pub enum ErrorKind {
     Busy,
     /// The entry changed between the steps of a multi-step operation (rename, rmdir).
     Changed,
+    /// Not allowed on this object: a hard link to a directory, removing the root.
+    NotPermitted,
+    /// The file has as many names as it may have.
+    TooManyLinks,
     /// The server refused the request: missing or wrong cluster secret.
     Unauthenticated,
     /// The server could not be reached or did not answer in time.
@@ -62,9 +66,17 @@ impl Error {
             ErrorKind::NameTooLong => libc::ENAMETOOLONG,
             ErrorKind::Busy => libc::EBUSY,
             ErrorKind::Changed => libc::EAGAIN,
+            ErrorKind::NotPermitted => libc::EPERM,
+            ErrorKind::TooManyLinks => libc::EMLINK,
             ErrorKind::Unauthenticated => libc::EACCES,
             ErrorKind::Unavailable | ErrorKind::Protocol | ErrorKind::Io => libc::EIO,
         }
+    }
+
+    /// Whether the request may have been carried out although it failed: the server did not
+    /// answer, or answered something unreadable. Every other failure means nothing happened.
+    pub fn may_have_happened(&self) -> bool {
+        matches!(self.kind, ErrorKind::Unavailable | ErrorKind::Protocol | ErrorKind::Io)
     }
 
     /// Converts an in-band failure from a server (other than a redirect, which routing handles).
@@ -77,6 +89,8 @@ impl Error {
             FailureKind::IsDirectory => ErrorKind::IsDirectory,
             FailureKind::Busy => ErrorKind::Busy,
             FailureKind::Changed => ErrorKind::Changed,
+            FailureKind::NotPermitted => ErrorKind::NotPermitted,
+            FailureKind::TooManyLinks => ErrorKind::TooManyLinks,
             FailureKind::WrongPartition | FailureKind::FailureUnspecified => ErrorKind::Protocol,
         };
         Self::new(kind, failure.message.clone())

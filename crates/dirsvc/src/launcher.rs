@@ -216,7 +216,8 @@ pub struct Started {
 }
 
 /// Creates or loads the cluster in `dir` and starts every server that is not running, waiting
-/// until each answers. Returns the cluster and the processes started now.
+/// until each answers. Returns the cluster and the processes started now. If any server fails to
+/// start, the ones this call started are stopped again: nothing is left half-started.
 pub fn start_cluster(
     dir: &Path,
     plan: &ClusterPlan,
@@ -226,20 +227,53 @@ pub fn start_cluster(
     let mut started = Vec::new();
     for index in 0..cluster.config.server_count() {
         if running_pid(&cluster, index).is_none() {
-            let child = spawn_server(&cluster, index, command)?;
-            started.push(Started { index, child });
+            match spawn_server(&cluster, index, command) {
+                Ok(child) => started.push(Started { index, child }),
+                Err(e) => {
+                    abandon(&cluster, &mut started);
+                    return Err(e);
+                }
+            }
         }
     }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| Error::io(format!("cannot start a runtime: {e}")))?;
-    runtime.block_on(async {
+    let ready = runtime.block_on(async {
         let client = Client::connect(&cluster);
         for server in &mut started {
             wait_ready(&client, server.index, Some(&mut server.child), Duration::from_secs(20)).await?;
         }
         Ok::<_, Error>(())
-    })?;
+    });
+    if let Err(e) = ready {
+        abandon(&cluster, &mut started);
+        return Err(e);
+    }
     Ok((cluster, started))
+}
+
+/// Stops servers this start launched (SIGTERM, SIGKILL after a grace period) and removes their
+/// pid files.
+fn abandon(cluster: &Cluster, started: &mut [Started]) {
+    for server in started.iter() {
+        if let Some(pid) = Pid::from_raw(server.child.id() as i32) {
+            let _ = kill_process(pid, Signal::TERM);
+        }
+    }
+    let deadline = Instant::now() + Duration::from_secs(5);
+    for server in started.iter_mut() {
+        while matches!(server.child.try_wait(), Ok(None)) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        if matches!(server.child.try_wait(), Ok(None)) {
+            let _ = server.child.kill();
+        }
+        let _ = server.child.wait();
+        let pid_file = cluster.server_dir(server.index).join(PID_FILE);
+        if fs::read_to_string(&pid_file).is_ok_and(|text| text.trim() == server.child.id().to_string()) {
+            let _ = fs::remove_file(pid_file);
+        }
+    }
 }

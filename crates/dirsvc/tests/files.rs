@@ -33,42 +33,46 @@ async fn data_is_written_read_truncated_and_dropped_with_the_last_name() {
     let dir = client.mkdir(client.root(), b"d", mkdir_options(3, 0)).await.unwrap().id;
     let file = client.create(dir, b"f", FileKind::File, owner()).await.unwrap();
 
-    // 150 kB at offset 10 000: spans three 64 KiB chunks; the first 10 000 bytes are a hole.
+    // 150 kB at offset 10 000: spans three 64 KiB chunks; the first 10 000 bytes are a hole. The
+    // write sets the size and mtime with the data.
     let body = pattern(150_000, 7);
-    client.write_data(file.id, 10_000, body.clone(), 0).await.unwrap();
+    let written = client.write_data(file.id, 10_000, body.clone()).await.unwrap();
     let size = 160_000;
-    client.set_attr(dir, b"f", file.id, SetAttrs { size: Some(size), ..SetAttrs::default() }).await.unwrap();
+    assert_eq!(written.size, size);
+    assert!(written.mtime_ns >= file.attrs.mtime_ns && written.ctime_ns == written.mtime_ns);
+    assert_eq!(
+        client.lookup(dir, b"f").await.unwrap().attrs.size,
+        size,
+        "every client sees the size at once"
+    );
     let mut expected = vec![0u8; 10_000];
     expected.extend_from_slice(&body);
-    let whole = client.read_data(file.id, 0, 1 << 20, size).await.unwrap();
+    let whole = client.read_data(file.id, 0, 1 << 20).await.unwrap();
     assert_eq!(whole, expected, "a read returns the hole as zeros and stops at the size");
-    let middle = client.read_data(file.id, 65_000, 2_000, size).await.unwrap();
+    let middle = client.read_data(file.id, 65_000, 2_000).await.unwrap();
     assert_eq!(middle, expected[65_000..67_000], "a read across a chunk boundary");
-    assert!(client.read_data(file.id, size, 10, size).await.unwrap().is_empty(), "nothing past the end");
+    assert!(client.read_data(file.id, size, 10).await.unwrap().is_empty(), "nothing past the end");
 
     // Overwrite in the middle, then shrink: bytes past the new size are gone for good, so growing
     // the file again shows zeros there, not the old bytes.
-    client.write_data(file.id, 70_000, b"overwritten".to_vec(), size).await.unwrap();
+    client.write_data(file.id, 70_000, b"overwritten".to_vec()).await.unwrap();
     expected[70_000..70_011].copy_from_slice(b"overwritten");
-    assert_eq!(client.read_data(file.id, 69_990, 30, size).await.unwrap(), expected[69_990..70_020]);
-    client.truncate_data(file.id, 70_005).await.unwrap();
-    let regrown = client.read_data(file.id, 69_990, 30, size).await.unwrap();
+    assert_eq!(client.read_data(file.id, 69_990, 30).await.unwrap(), expected[69_990..70_020]);
+    let shrunk =
+        client.set_attrs(file.id, SetAttrs { size: Some(70_005), ..SetAttrs::default() }).await.unwrap();
+    assert_eq!(shrunk.size, 70_005);
+    client.set_attrs(file.id, SetAttrs { size: Some(size), ..SetAttrs::default() }).await.unwrap();
+    let regrown = client.read_data(file.id, 69_990, 30).await.unwrap();
     assert_eq!(regrown[..15], expected[69_990..70_005]);
     assert!(regrown[15..].iter().all(|&b| b == 0), "truncated bytes read as zeros");
 
-    // A write whose size update never happened leaves bytes beyond the size; the next write that
-    // names the real size drops them.
-    client.write_data(file.id, 80_000, b"lost size update".to_vec(), 70_005).await.unwrap();
-    client.write_data(file.id, 70_005, b"x".to_vec(), 70_005).await.unwrap();
-    let after = client.read_data(file.id, 70_005, 20_000, size).await.unwrap();
-    assert_eq!(after[0], b'x');
-    assert!(after[1..].iter().all(|&b| b == 0), "stale bytes beyond the size were dropped");
-
-    // Unlink drops the data (its partition's server allocated the id: same transaction).
+    // Unlink drops the inode and the data (its partition's server allocated the id: same
+    // transaction).
     let removed = client.unlink(dir, b"f").await.unwrap();
     assert_eq!(removed.id, file.id);
-    let gone = client.read_data(file.id, 0, 1 << 20, size).await.unwrap();
-    assert!(gone.iter().all(|&b| b == 0), "an unlinked file's data is dropped");
+    let gone = client.read_data(file.id, 0, 1 << 20).await.unwrap_err();
+    assert_eq!(gone.kind, ErrorKind::NotFound, "an unlinked file is gone with its data");
+    assert_eq!(client.object(file.id).await.unwrap_err().kind, ErrorKind::NotFound);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -84,42 +88,30 @@ async fn data_stays_on_its_server_across_renames_and_goes_with_the_last_name() {
         home,
         "ids come from the partition's server"
     );
-    client.write_data(file.id, 0, b"moved along".to_vec(), 0).await.unwrap();
-    client.set_attr(dir, &first, 0, SetAttrs { size: Some(11), ..SetAttrs::default() }).await.unwrap();
+    client.write_data(file.id, 0, b"moved along".to_vec()).await.unwrap();
 
     // A rename to a name on another server is link + unlink: the data must survive the unlink.
     let elsewhere = name_on(&client, dir, home, false).await;
     let moved = client.rename(dir, &first, dir, &elsewhere).await.unwrap();
-    assert_eq!((moved.id, moved.attrs.size), (file.id, 11));
-    assert_eq!(client.read_data(file.id, 0, 100, 11).await.unwrap(), b"moved along");
+    assert_eq!(moved.id, file.id);
+    let found = client.lookup(dir, &elsewhere).await.unwrap();
+    assert_eq!((found.id, found.attrs.size, found.attrs.nlink), (file.id, 11, 1));
+    assert_eq!(client.read_data(file.id, 0, 100).await.unwrap(), b"moved along");
 
     // Replacing a file drops the victim's data, wherever it lives.
     let victim_name = name_on(&client, dir, home, true).await;
     let victim = client.create(dir, &victim_name, FileKind::File, owner()).await.unwrap();
-    client.write_data(victim.id, 0, b"victim".to_vec(), 0).await.unwrap();
-    client.set_attr(dir, &victim_name, 0, SetAttrs { size: Some(6), ..SetAttrs::default() }).await.unwrap();
+    client.write_data(victim.id, 0, b"victim".to_vec()).await.unwrap();
     client.rename(dir, &elsewhere, dir, &victim_name).await.unwrap();
-    assert_eq!(
-        client.read_data(victim.id, 0, 100, 6).await.unwrap(),
-        vec![0; 6],
-        "the victim's data is gone"
-    );
-    assert_eq!(client.read_data(file.id, 0, 100, 11).await.unwrap(), b"moved along");
+    assert_eq!(client.read_data(victim.id, 0, 100).await.unwrap_err().kind, ErrorKind::NotFound);
+    assert_eq!(client.read_data(file.id, 0, 100).await.unwrap(), b"moved along");
 
     // Removing the last name from a partition on another server drops the data there too.
     let last = name_on(&client, dir, home, false).await;
     client.rename(dir, &victim_name, dir, &last).await.unwrap();
     assert_ne!(client.locate(dir, &last).await.unwrap().server, home);
     client.unlink(dir, &last).await.unwrap();
-    assert_eq!(client.read_data(file.id, 0, 100, 11).await.unwrap(), vec![0; 11]);
-
-    // unlink_keeping_data leaves the data for whoever still has the file open.
-    let kept = client.create(dir, b"open", FileKind::File, owner()).await.unwrap();
-    client.write_data(kept.id, 0, b"still open".to_vec(), 0).await.unwrap();
-    client.unlink_keeping_data(dir, b"open", true).await.unwrap();
-    assert_eq!(client.read_data(kept.id, 0, 100, 10).await.unwrap(), b"still open");
-    client.truncate_data(kept.id, 0).await.unwrap();
-    assert_eq!(client.read_data(kept.id, 0, 100, 10).await.unwrap(), vec![0; 10]);
+    assert_eq!(client.read_data(file.id, 0, 100).await.unwrap_err().kind, ErrorKind::NotFound);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -131,22 +123,20 @@ async fn attributes_symlinks_special_files_and_usage() {
 
     let file = client.create(dir.id, b"f", FileKind::File, owner()).await.unwrap();
     let change = SetAttrs { mode: Some(0o4750), uid: Some(7), gid: Some(8), ..SetAttrs::default() };
-    let changed = client.set_attr(dir.id, b"f", file.id, change).await.unwrap();
-    assert_eq!((changed.attrs.mode, changed.attrs.uid, changed.attrs.gid), (0o4750, 7, 8));
-    assert!(changed.attrs.ctime_ns >= file.attrs.ctime_ns);
+    let changed = client.set_attrs(file.id, change).await.unwrap();
+    assert_eq!((changed.mode, changed.uid, changed.gid), (0o4750, 7, 8));
+    assert!(changed.ctime_ns >= file.attrs.ctime_ns);
     let times = SetAttrs { atime_ns: Some(1_000), mtime_ns: Some(2_000_000_007), ..SetAttrs::default() };
-    let timed = client.set_attr(dir.id, b"f", 0, times).await.unwrap();
-    assert_eq!((timed.attrs.atime_ns, timed.attrs.mtime_ns), (1_000, 2_000_000_007));
-    assert_eq!(client.lookup(dir.id, b"f").await.unwrap().attrs, timed.attrs, "changes are stored");
-    let wrong_id = client.set_attr(dir.id, b"f", file.id + 1, SetAttrs::default()).await.unwrap_err();
-    assert_eq!(wrong_id.kind, ErrorKind::Changed);
-    let missing = client.set_attr(dir.id, b"nope", 0, SetAttrs::default()).await.unwrap_err();
+    let timed = client.set_attrs(file.id, times).await.unwrap();
+    assert_eq!((timed.atime_ns, timed.mtime_ns), (1_000, 2_000_000_007));
+    assert_eq!(client.lookup(dir.id, b"f").await.unwrap().attrs, timed, "changes are stored");
+    let missing = client.set_attrs(file.id + 1, SetAttrs::default()).await.unwrap_err();
     assert_eq!(missing.kind, ErrorKind::NotFound);
 
-    // A directory's attributes live in its metadata object; the parent's entry follows.
-    let info =
-        client.set_dir_attr(dir.id, Some(b"d"), SetAttrs { mode: Some(0o2770), ..SetAttrs::default() });
-    assert_eq!(info.await.unwrap().attrs.mode, 0o2770);
+    // A directory's attributes live in its metadata object, which every name of it shows.
+    let mode =
+        client.set_attrs(dir.id, SetAttrs { mode: Some(0o2770), ..SetAttrs::default() }).await.unwrap();
+    assert_eq!(mode.mode, 0o2770);
     assert_eq!(client.fetch_dir(dir.id).await.unwrap().attrs.mode, 0o2770);
     assert_eq!(client.lookup(root, b"d").await.unwrap().attrs.mode, 0o2770);
 
@@ -172,7 +162,7 @@ async fn attributes_symlinks_special_files_and_usage() {
         (b"disk", FileKind::BlockDevice, (8 << 8) | 16),
     ] {
         let node = NewNode { kind, owner: owner(), rdev, target: &[] };
-        client.create_node(dir.id, name, &node).await.unwrap();
+        client.create_node(dir.id, name, &node, 0).await.unwrap();
         let found = client.lookup(dir.id, name).await.unwrap();
         assert_eq!((found.attrs.kind, found.attrs.rdev), (kind, rdev));
     }

@@ -6,7 +6,7 @@ mod common;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
-use canopy_dirsvc::client::{Client, DirEntry, FileKind};
+use canopy_dirsvc::client::{Client, DirEntry, FileKind, Listed};
 use canopy_dirsvc::error::ErrorKind;
 use common::{TestCluster, check_placement, mkdir_options, owner, settle_splits, sorted_unique};
 
@@ -64,7 +64,7 @@ async fn listing_is_complete_while_partitions_split() {
     let mut seen = Vec::new();
     let mut created = 0;
     while let Some(page) = lister.next_page(&client).await.unwrap() {
-        seen.extend(page.iter().map(DirEntry::name_lossy));
+        seen.extend(page.iter().map(Listed::name_lossy));
         // Interleave creates (which trigger splits in the background) with the listing.
         for _ in 0..12 {
             let name = format!("during-{created}");

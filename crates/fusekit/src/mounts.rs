@@ -33,6 +33,21 @@ pub fn is_mounted(path: &Path) -> io::Result<bool> {
     Ok(table.lines().any(|line| line.split(' ').nth(4).is_some_and(|field| unescape(field) == wanted)))
 }
 
+/// Refuses a mountpoint that is already mounted or not empty: mounting there would hide what is
+/// there (or stack a second mount), which fusermount3 no longer refuses by itself.
+pub fn check_mountpoint(path: &Path) -> Result<(), String> {
+    match is_mounted(path) {
+        Ok(true) => return Err(format!("{} is already a mountpoint", path.display())),
+        Ok(false) => {}
+        Err(error) => return Err(format!("cannot check {}: {error}", path.display())),
+    }
+    let mut entries = std::fs::read_dir(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    if entries.next().is_some() {
+        return Err(format!("{} is not empty", path.display()));
+    }
+    Ok(())
+}
+
 /// Mount table fields escape space, tab, newline and backslash as octal (`\040`).
 fn unescape(field: &str) -> PathBuf {
     use std::os::unix::ffi::OsStringExt;
@@ -102,6 +117,17 @@ mod tests {
         assert_eq!(unescape(r"/mnt/with\040space\011tab\134"), PathBuf::from("/mnt/with space\ttab\\"));
         assert_eq!(unescape(r"/plain"), PathBuf::from("/plain"));
         assert_eq!(unescape(r"/odd\09"), PathBuf::from(r"/odd\09"), "not an escape: kept as is");
+    }
+
+    #[test]
+    fn only_an_empty_directory_that_is_no_mountpoint_is_a_fit_mountpoint() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(check_mountpoint(dir.path()), Ok(()));
+        std::fs::write(dir.path().join("x"), b"").unwrap();
+        let refused = check_mountpoint(dir.path()).unwrap_err();
+        assert!(refused.ends_with("is not empty"), "{refused}");
+        let refused = check_mountpoint(Path::new("/")).unwrap_err();
+        assert!(refused.ends_with("is already a mountpoint"), "{refused}");
     }
 
     #[test]

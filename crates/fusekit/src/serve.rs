@@ -30,6 +30,7 @@ pub fn serve<FS: Filesystem>(
     foreground: &Foreground<'_>,
     mut on_usr1: impl FnMut() + Send + 'static,
 ) -> io::Result<()> {
+    crate::signals::ignore_sigpipe()?;
     let mut unmounter = session.unmount_callable();
     let mountpoint = foreground.mountpoint.to_path_buf();
     let program = foreground.daemon.program;

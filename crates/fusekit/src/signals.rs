@@ -11,6 +11,17 @@ pub enum Signal {
     WriteStats,
 }
 
+/// Makes a long-running process (a server, a mount) immune to SIGPIPE: a peer that hangs up turns
+/// into EPIPE on that one connection, handled there, instead of killing the process. The
+/// printing tools leave SIGPIPE at its default and die of it quietly, as find does.
+pub fn ignore_sigpipe() -> io::Result<()> {
+    // SAFETY: setting a signal's disposition to SIG_IGN has no handler to be async-signal-safe.
+    if unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) } == libc::SIG_ERR {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 /// The blocked set; hand it to [`Blocked::handle`] once the session is up.
 pub struct Blocked {
     set: libc::sigset_t,

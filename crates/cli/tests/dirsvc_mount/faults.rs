@@ -204,3 +204,57 @@ fn unmount_clears_a_mount_whose_server_was_killed() {
     let again = TestMount::new(&cluster, &[]);
     assert!(again.path().join("d").is_dir());
 }
+
+/// One HTTP/2 gRPC call (a Ping with the cluster secret) written raw to `address`, after which the
+/// connection is dropped without reading the answer: the server's reply meets a closed socket.
+fn call_and_hang_up(address: &str, secret: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    fn frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
+        let mut bytes = (payload.len() as u32).to_be_bytes()[1..].to_vec();
+        bytes.extend([kind, flags]);
+        bytes.extend(stream.to_be_bytes());
+        bytes.extend(payload);
+        bytes
+    }
+    // HPACK literal fields without indexing, new names, no Huffman coding.
+    let mut headers = Vec::new();
+    let authorization = format!("Bearer {secret}");
+    for (name, value) in [
+        (":method", "POST"),
+        (":scheme", "http"),
+        (":path", "/canopy.dirsvc.v1.Metadata/Ping"),
+        (":authority", address),
+        ("content-type", "application/grpc"),
+        ("te", "trailers"),
+        ("authorization", authorization.as_str()),
+    ] {
+        headers.extend([0x00, name.len() as u8]);
+        headers.extend(name.bytes());
+        headers.push(value.len() as u8);
+        headers.extend(value.bytes());
+    }
+    let mut request = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
+    request.extend(frame(0x4, 0, 0, &[])); // SETTINGS
+    request.extend(frame(0x1, 0x4, 1, &headers)); // HEADERS, END_HEADERS
+    request.extend(frame(0x0, 0x1, 1, &[0, 0, 0, 0, 0])); // DATA: an empty message, END_STREAM
+    std::net::TcpStream::connect(address)?.write_all(&request)
+}
+
+#[test]
+fn clients_hanging_up_before_their_answer_cost_a_connection_not_the_server() {
+    let cluster = TestCluster::start(1, 16_000);
+    let config: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(cluster.dir.join("cluster.json")).unwrap()).unwrap();
+    let address = config["servers"][0].as_str().unwrap().to_string();
+    let secret = fs::read_to_string(cluster.dir.join("secret")).unwrap().trim().to_string();
+    let pid = cluster.server_pid(0);
+    for _ in 0..200 {
+        if call_and_hang_up(&address, &secret).is_err() {
+            break; // refused: the server is gone
+        }
+    }
+    assert!(!process_exited(pid), "the server died of a client hanging up (SIGPIPE)");
+    let status =
+        super::common::canopy().args(["dirsvc", "status", "--cluster"]).arg(&cluster.dir).output().unwrap();
+    assert!(status.status.success(), "{}", String::from_utf8_lossy(&status.stdout));
+}

@@ -76,12 +76,16 @@ fn failing_calls_return_the_errno_posix_names() {
     fs::rename(m.join("other"), m.join("d/f")).unwrap();
     assert!(!m.join("other").exists() && m.join("d/f").is_file(), "a file replaces a file");
 
-    // Names: 255 bytes is the limit; no hard links (each object has one name).
+    // Names: 255 bytes is the limit. Hard links: not to a directory, not onto an existing name.
     let longest = "n".repeat(255);
     fs::File::create_new(m.join(&longest)).unwrap();
     assert_eq!(errno(fs::File::create_new(m.join("n".repeat(256)))), libc::ENAMETOOLONG);
     assert_eq!(errno(fs::symlink_metadata(m.join("n".repeat(256)))), libc::ENAMETOOLONG);
-    assert_eq!(errno(fs::hard_link(m.join(&longest), m.join("hard"))), libc::EPERM);
+    fs::hard_link(m.join(&longest), m.join("hard")).unwrap();
+    assert_eq!(fs::metadata(m.join("hard")).unwrap().nlink(), 2);
+    assert_eq!(errno(fs::hard_link(m.join("d"), m.join("hard-dir"))), libc::EPERM);
+    assert_eq!(errno(fs::hard_link(m.join(&longest), m.join("hard"))), libc::EEXIST);
+    assert_eq!(errno(fs::hard_link(m.join("missing"), m.join("hard2"))), libc::ENOENT);
     let odd = std::ffi::OsStr::from_bytes(b"new\nline \xff\xfe");
     fs::write(m.join(odd), b"odd name").unwrap();
     assert_eq!(fs::read(m.join(odd)).unwrap(), b"odd name");

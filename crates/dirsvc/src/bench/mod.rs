@@ -2,8 +2,10 @@
 //! mode (`mdtest -F -n K`). P clients each create K files in one shared directory, then stat them,
 //! then remove them; phases are separated by barriers; a phase's rate is P×K divided by the
 //! slowest client's time for it. Repeated for several iterations (a fresh directory each), then
-//! summarised like mdtest's `SUMMARY rate` table.
+//! summarised like mdtest's `SUMMARY rate` table. With `links`, each file also gets a hard link
+//! (then removed again) between stat and removal; `layout` gives mdtest's -u, -z, -b and -L.
 
+pub mod layout;
 mod report;
 pub mod targets;
 pub mod team;
@@ -12,6 +14,7 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
+pub use self::layout::Layout;
 pub use self::report::{BenchReport, PhaseSummary};
 use self::targets::{Session, Target};
 use self::team::{Member, Team};
@@ -23,21 +26,30 @@ use crate::server::core::process_cpu;
 pub enum Phase {
     Create,
     Stat,
+    /// A hard link to each file (`NAME.link` beside it).
+    Link,
+    /// The hard links removed again: each file back to one name.
+    Unlink,
     Remove,
 }
 
+/// Seconds per phase, in `Phase` order.
+pub type PhaseSeconds = [f64; 5];
+
 impl Phase {
-    pub const ALL: [Phase; 3] = [Phase::Create, Phase::Stat, Phase::Remove];
+    pub const ALL: [Phase; 5] = [Phase::Create, Phase::Stat, Phase::Link, Phase::Unlink, Phase::Remove];
 
     pub(crate) fn slot(self) -> usize {
         self as usize
     }
 
-    /// mdtest's operation names.
+    /// mdtest's operation names (and ours for the links).
     pub fn label(self) -> &'static str {
         match self {
             Phase::Create => "File creation",
             Phase::Stat => "File stat",
+            Phase::Link => "Hard link creation",
+            Phase::Unlink => "Hard link removal",
             Phase::Remove => "File removal",
         }
     }
@@ -49,11 +61,18 @@ pub struct BenchPlan {
     pub iterations: usize,
     /// Like mdtest -C: only create, and keep the files (for tools to run on).
     pub create_only: bool,
+    /// Also time a hard link to each file and its removal.
+    pub links: bool,
+    pub layout: Layout,
 }
 
 impl BenchPlan {
     pub fn phases(&self) -> &'static [Phase] {
-        if self.create_only { &[Phase::Create] } else { &Phase::ALL }
+        match (self.create_only, self.links) {
+            (true, _) => &[Phase::Create],
+            (false, true) => &Phase::ALL,
+            (false, false) => &[Phase::Create, Phase::Stat, Phase::Remove],
+        }
     }
 }
 
@@ -109,16 +128,29 @@ impl ServerCounters {
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct RankReport {
     pub rank: usize,
-    /// `seconds[iteration][phase]`.
-    pub seconds: Vec<[f64; 3]>,
+    /// `seconds[iteration][phase slot]`.
+    pub seconds: Vec<PhaseSeconds>,
     pub probes: Option<ProbeHistogram>,
     pub balance: Vec<Balance>,
     pub error: Option<String>,
 }
 
-/// mdtest's file names: unique per rank, all in the one shared directory.
+/// mdtest's file names: unique per rank.
 pub fn file_name(rank: usize, index: usize) -> String {
     format!("file.mdtest.{rank}.{index}")
+}
+
+/// The name of a file's hard link, beside it.
+pub fn link_name(name: &str) -> String {
+    format!("{name}.link")
+}
+
+/// A client's file `index`: the directory it goes in (an index into the client's file
+/// directories) and its name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileSlot {
+    pub dir: usize,
+    pub name: String,
 }
 
 /// Runs the workload on `target` with the members of `team`; `None` on non-reporting members.
@@ -149,7 +181,10 @@ fn run_member(target: &dyn Target, member: &dyn Member, plan: BenchPlan) -> Rank
     let rank = member.rank();
     let mut report = RankReport { rank, ..RankReport::default() };
     let mut failure: Option<Error> = None;
-    let names: Vec<String> = (0..plan.files_per_client).map(|index| file_name(rank, index)).collect();
+    let directories = plan.layout.file_directories(rank).len();
+    let files: Vec<FileSlot> = (0..plan.files_per_client)
+        .map(|index| FileSlot { dir: index % directories, name: file_name(rank, index) })
+        .collect();
     let mut session: Option<Box<dyn Session>> = None;
     attempt(&mut failure, || {
         session = Some(target.connect(rank)?);
@@ -162,10 +197,10 @@ fn run_member(target: &dyn Target, member: &dyn Member, plan: BenchPlan) -> Rank
         member.barrier();
         attempt(&mut failure, || session_mut(&mut session)?.open(iteration));
         member.barrier();
-        let mut seconds = [0.0; 3];
+        let mut seconds = [0.0; 5];
         for &phase in plan.phases() {
             let start = Instant::now();
-            attempt(&mut failure, || session_mut(&mut session)?.run(phase, &names));
+            attempt(&mut failure, || session_mut(&mut session)?.run(phase, &files));
             seconds[phase.slot()] = start.elapsed().as_secs_f64();
             member.barrier();
             if phase == Phase::Create && rank == 0 {

@@ -187,11 +187,19 @@ mod tests {
 
     #[test]
     fn rate_uses_the_slowest_client_and_mdtest_statistics() {
-        let plan = BenchPlan { files_per_client: 100, iterations: 2, create_only: false };
-        let rank = |seconds: Vec<[f64; 3]>| RankReport { seconds, ..RankReport::default() };
-        // Two clients: the slower one decides each phase's rate.
-        let reports =
-            [rank(vec![[1.0, 0.5, 0.25], [2.0, 0.5, 0.5]]), rank(vec![[0.5, 1.0, 0.25], [1.0, 0.25, 0.5]])];
+        let plan = BenchPlan {
+            files_per_client: 100,
+            iterations: 2,
+            create_only: false,
+            links: false,
+            layout: super::super::Layout::default(),
+        };
+        let rank = |seconds: Vec<[f64; 5]>| RankReport { seconds, ..RankReport::default() };
+        // Two clients: the slower one decides each phase's rate (no link phases: slots 2, 3 unused).
+        let reports = [
+            rank(vec![[1.0, 0.5, 0.0, 0.0, 0.25], [2.0, 0.5, 0.0, 0.0, 0.5]]),
+            rank(vec![[0.5, 1.0, 0.0, 0.0, 0.25], [1.0, 0.25, 0.0, 0.0, 0.5]]),
+        ];
         let report = BenchReport::new("t".into(), plan, &reports, None, 1.0);
         let creation = &report.phases[0];
         assert_eq!(creation.rates, [200.0, 100.0]);

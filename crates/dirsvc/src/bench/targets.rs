@@ -1,12 +1,13 @@
-//! What the benchmark's clients create, stat and remove files in: one shared directory of the
-//! distributed service, or of the local file system (the "vanilla" POSIX baseline).
+//! What the benchmark's clients create, stat, link and remove files in: directories of the
+//! distributed service, or of a file system (a local directory, the "vanilla" POSIX baseline, or a
+//! dirsvc mount), laid out as the plan's `Layout` says.
 
 use std::fs;
 use std::path::PathBuf;
 
 use std::sync::Arc;
 
-use super::{Balance, Phase, ServerCounters};
+use super::{Balance, FileSlot, Layout, Phase, ServerCounters, link_name};
 use crate::client::stats::ProbeHistogram;
 use crate::client::{Client, FileKind, MkdirOptions, Owner};
 use crate::cluster::Cluster;
@@ -28,8 +29,8 @@ pub trait Target: Sync {
 /// One client's connection.
 pub trait Session {
     fn open(&mut self, iteration: usize) -> Result<()>;
-    /// Performs `phase` on every name, one after the other (mdtest's synchronous client).
-    fn run(&mut self, phase: Phase, names: &[String]) -> Result<()>;
+    /// Performs `phase` on every file, one after the other (mdtest's synchronous client).
+    fn run(&mut self, phase: Phase, files: &[FileSlot]) -> Result<()>;
     fn probes(&self) -> Option<ProbeHistogram>;
 }
 
@@ -50,23 +51,42 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
         .map_err(|e| Error::io(format!("cannot start a runtime: {e}")))
 }
 
+/// The directory tree of one iteration, and whose files go where.
+#[derive(Clone, Debug)]
+pub struct Tree {
+    pub prefix: String,
+    pub layout: Layout,
+    pub clients: usize,
+}
+
+impl Tree {
+    fn root(&self, iteration: usize) -> String {
+        shared_dir_name(&self.prefix, iteration)
+    }
+
+    /// `path` (relative to the iteration's directory) from the service's or a file system's root.
+    fn path(&self, iteration: usize, path: &str) -> String {
+        if path.is_empty() { self.root(iteration) } else { format!("{}/{path}", self.root(iteration)) }
+    }
+}
+
 pub struct DirsvcTarget {
     cluster: Cluster,
     control: Client,
     runtime: tokio::runtime::Runtime,
     options: MkdirOptions,
     window: usize,
-    prefix: String,
+    tree: Tree,
 }
 
 impl DirsvcTarget {
     /// `window`: operations each client keeps in flight (1 is mdtest's synchronous client);
-    /// `prefix`: of the shared directories' names.
+    /// `tree`: the directories' names and layout.
     pub fn new(
         cluster: &Cluster,
         (initial_partitions, split_threshold): (u32, u64),
         window: usize,
-        prefix: String,
+        tree: Tree,
     ) -> Result<Self> {
         let runtime = runtime()?;
         let control = {
@@ -83,7 +103,7 @@ impl DirsvcTarget {
                 split_threshold: Some(split_threshold),
             },
             window: window.max(1),
-            prefix,
+            tree,
         })
     }
 }
@@ -107,25 +127,42 @@ impl Target for DirsvcTarget {
         format!("dirsvc: {servers} servers, {initial} initial partitions, {split}{window}")
     }
 
-    fn connect(&self, _rank: usize) -> Result<Box<dyn Session>> {
+    fn connect(&self, rank: usize) -> Result<Box<dyn Session>> {
         let runtime = runtime()?;
         let client = {
             let _context = runtime.enter();
             Client::connect(&self.cluster)
         };
-        let prefix = self.prefix.clone();
-        Ok(Box::new(DirsvcSession { client: Arc::new(client), runtime, dir: 0, window: self.window, prefix }))
+        Ok(Box::new(DirsvcSession {
+            client: Arc::new(client),
+            runtime,
+            dirs: Vec::new(),
+            ids: Vec::new(),
+            window: self.window,
+            tree: self.tree.clone(),
+            rank,
+        }))
     }
 
     fn prepare(&self, iteration: usize) -> Result<()> {
-        let name = shared_dir_name(&self.prefix, iteration);
-        let root = self.control.root();
-        self.runtime.block_on(self.control.mkdir(root, name.as_bytes(), self.options)).map(|_| ())
+        self.runtime.block_on(async {
+            let root = self.control.root();
+            self.control.mkdir(root, self.tree.root(iteration).as_bytes(), self.options).await?;
+            for path in self.tree.layout.directories(self.tree.clients) {
+                let path = self.tree.path(iteration, &path);
+                let (parent, name) = self.control.resolve_parent(&path).await?;
+                self.control.mkdir(parent, name.as_bytes(), self.options).await?;
+            }
+            Ok(())
+        })
     }
 
     fn balance(&self, iteration: usize) -> Result<Option<Balance>> {
+        if !self.tree.layout.is_flat() {
+            return Ok(None);
+        }
         self.runtime.block_on(async {
-            let dir = self.control.resolve_dir(&shared_dir_name(&self.prefix, iteration)).await?;
+            let dir = self.control.resolve_dir(&self.tree.root(iteration)).await?;
             let stats = self.control.partition_stats(dir).await?;
             let entries: Vec<u64> = stats.iter().filter(|p| p.active).map(|p| p.entries).collect();
             let splitting = stats.iter().filter(|p| p.splitting).count();
@@ -134,9 +171,15 @@ impl Target for DirsvcTarget {
     }
 
     fn finish(&self, iteration: usize) -> Result<()> {
-        let name = shared_dir_name(&self.prefix, iteration);
-        let root = self.control.root();
-        self.runtime.block_on(self.control.rmdir(root, name.as_bytes()))
+        self.runtime.block_on(async {
+            for path in self.tree.layout.directories(self.tree.clients).iter().rev() {
+                let path = self.tree.path(iteration, path);
+                let (parent, name) = self.control.resolve_parent(&path).await?;
+                self.control.rmdir(parent, name.as_bytes()).await?;
+            }
+            let root = self.control.root();
+            self.control.rmdir(root, self.tree.root(iteration).as_bytes()).await
+        })
     }
 
     fn server_counters(&self) -> Result<Option<ServerCounters>> {
@@ -158,52 +201,77 @@ impl Target for DirsvcTarget {
 struct DirsvcSession {
     client: Arc<Client>,
     runtime: tokio::runtime::Runtime,
-    dir: u64,
+    /// This client's file directories' ids.
+    dirs: Vec<u64>,
+    /// The files' ids (from their creation; a link names a file by id).
+    ids: Vec<u64>,
     window: usize,
-    prefix: String,
+    tree: Tree,
+    rank: usize,
 }
 
-async fn dirsvc_op(client: &Client, dir: u64, phase: Phase, name: &str) -> Result<()> {
-    let name = name.as_bytes();
+/// One operation; a create answers the new file's id.
+async fn dirsvc_op(client: &Client, dir: u64, phase: Phase, name: &str, id: u64) -> Result<u64> {
+    let bytes = name.as_bytes();
     match phase {
-        Phase::Create => client.create(dir, name, FileKind::File, Owner::current(0o644)).await,
-        Phase::Stat => client.lookup(dir, name).await,
-        Phase::Remove => client.unlink(dir, name).await,
+        Phase::Create => client.create(dir, bytes, FileKind::File, Owner::current(0o644)).await.map(|e| e.id),
+        Phase::Stat => client.lookup(dir, bytes).await.map(|e| e.id),
+        Phase::Link => client.link(id, dir, link_name(name).as_bytes()).await.map(|e| e.id),
+        Phase::Unlink => client.unlink(dir, link_name(name).as_bytes()).await.map(|e| e.id),
+        Phase::Remove => client.unlink(dir, bytes).await.map(|e| e.id),
     }
-    .map(drop)
 }
 
 impl Session for DirsvcSession {
     fn open(&mut self, iteration: usize) -> Result<()> {
-        self.dir =
-            self.runtime.block_on(self.client.resolve_dir(&shared_dir_name(&self.prefix, iteration)))?;
+        let (client, tree, rank) = (Arc::clone(&self.client), &self.tree, self.rank);
+        self.dirs = self.runtime.block_on(async {
+            let mut ids = Vec::new();
+            for path in tree.layout.file_directories(rank) {
+                ids.push(client.resolve_dir(&tree.path(iteration, &path)).await?);
+            }
+            Ok::<_, Error>(ids)
+        })?;
         Ok(())
     }
 
-    fn run(&mut self, phase: Phase, names: &[String]) -> Result<()> {
-        let (client, dir, window) = (Arc::clone(&self.client), self.dir, self.window);
-        self.runtime.block_on(async move {
+    fn run(&mut self, phase: Phase, files: &[FileSlot]) -> Result<()> {
+        let (client, window) = (Arc::clone(&self.client), self.window);
+        let work: Vec<(usize, u64, String, u64)> = files
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (i, self.dirs[f.dir], f.name.clone(), self.ids.get(i).copied().unwrap_or(0)))
+            .collect();
+        let ids = self.runtime.block_on(async move {
+            let mut ids = vec![0; work.len()];
             if window == 1 {
-                for name in names {
-                    dirsvc_op(&client, dir, phase, name).await?;
+                for (i, dir, name, id) in work {
+                    ids[i] = dirsvc_op(&client, dir, phase, &name, id).await?;
                 }
-                return Ok(());
+                return Ok(ids);
             }
             let mut in_flight = tokio::task::JoinSet::new();
-            for name in names {
+            for (i, dir, name, id) in work {
                 if in_flight.len() == window
                     && let Some(done) = in_flight.join_next().await
                 {
-                    done.map_err(|e| Error::io(format!("client task: {e}")))??;
+                    let (i, id) = done.map_err(|e| Error::io(format!("client task: {e}")))??;
+                    ids[i] = id;
                 }
-                let (client, name) = (Arc::clone(&client), name.clone());
-                in_flight.spawn(async move { dirsvc_op(&client, dir, phase, &name).await });
+                let client = Arc::clone(&client);
+                in_flight
+                    .spawn(async move { dirsvc_op(&client, dir, phase, &name, id).await.map(|id| (i, id)) });
             }
             while let Some(done) = in_flight.join_next().await {
-                done.map_err(|e| Error::io(format!("client task: {e}")))??;
+                let (i, id) = done.map_err(|e| Error::io(format!("client task: {e}")))??;
+                ids[i] = id;
             }
-            Ok(())
-        })
+            Ok::<_, Error>(ids)
+        })?;
+        if phase == Phase::Create {
+            self.ids = ids;
+        }
+        Ok(())
     }
 
     fn probes(&self) -> Option<ProbeHistogram> {
@@ -217,12 +285,12 @@ impl Session for DirsvcSession {
 /// first.
 pub struct PosixTarget {
     pub bases: Vec<PathBuf>,
-    pub prefix: String,
+    pub tree: Tree,
 }
 
 impl PosixTarget {
-    fn dir(&self, iteration: usize) -> PathBuf {
-        self.bases[0].join(shared_dir_name(&self.prefix, iteration))
+    fn dir(&self, iteration: usize, path: &str) -> PathBuf {
+        self.bases[0].join(self.tree.path(iteration, path))
     }
 }
 
@@ -236,12 +304,16 @@ impl Target for PosixTarget {
 
     fn connect(&self, rank: usize) -> Result<Box<dyn Session>> {
         let base = self.bases[rank % self.bases.len()].clone();
-        Ok(Box::new(PosixSession { base, dir: PathBuf::new(), prefix: self.prefix.clone() }))
+        Ok(Box::new(PosixSession { base, dirs: Vec::new(), tree: self.tree.clone(), rank }))
     }
 
     fn prepare(&self, iteration: usize) -> Result<()> {
-        let dir = self.dir(iteration);
-        fs::create_dir(&dir).map_err(|e| Error::io(format!("mkdir {}: {e}", dir.display())))
+        let paths = std::iter::once(String::new()).chain(self.tree.layout.directories(self.tree.clients));
+        for path in paths {
+            let dir = self.dir(iteration, &path);
+            fs::create_dir(&dir).map_err(|e| Error::io(format!("mkdir {}: {e}", dir.display())))?;
+        }
+        Ok(())
     }
 
     fn balance(&self, _iteration: usize) -> Result<Option<Balance>> {
@@ -249,8 +321,12 @@ impl Target for PosixTarget {
     }
 
     fn finish(&self, iteration: usize) -> Result<()> {
-        let dir = self.dir(iteration);
-        fs::remove_dir(&dir).map_err(|e| Error::io(format!("rmdir {}: {e}", dir.display())))
+        let paths = std::iter::once(String::new()).chain(self.tree.layout.directories(self.tree.clients));
+        for path in paths.collect::<Vec<_>>().iter().rev() {
+            let dir = self.dir(iteration, path);
+            fs::remove_dir(&dir).map_err(|e| Error::io(format!("rmdir {}: {e}", dir.display())))?;
+        }
+        Ok(())
     }
 
     fn server_counters(&self) -> Result<Option<ServerCounters>> {
@@ -260,22 +336,28 @@ impl Target for PosixTarget {
 
 struct PosixSession {
     base: PathBuf,
-    dir: PathBuf,
-    prefix: String,
+    /// This client's file directories.
+    dirs: Vec<PathBuf>,
+    tree: Tree,
+    rank: usize,
 }
 
 impl Session for PosixSession {
     fn open(&mut self, iteration: usize) -> Result<()> {
-        self.dir = self.base.join(shared_dir_name(&self.prefix, iteration));
+        let paths = self.tree.layout.file_directories(self.rank);
+        self.dirs = paths.iter().map(|path| self.base.join(self.tree.path(iteration, path))).collect();
         Ok(())
     }
 
-    fn run(&mut self, phase: Phase, names: &[String]) -> Result<()> {
-        for name in names {
-            let path = self.dir.join(name);
+    fn run(&mut self, phase: Phase, files: &[FileSlot]) -> Result<()> {
+        for file in files {
+            let path = self.dirs[file.dir].join(&file.name);
+            let link = || self.dirs[file.dir].join(link_name(&file.name));
             let done = match phase {
                 Phase::Create => fs::OpenOptions::new().write(true).create_new(true).open(&path).map(drop),
                 Phase::Stat => fs::symlink_metadata(&path).map(drop),
+                Phase::Link => fs::hard_link(&path, link()),
+                Phase::Unlink => fs::remove_file(link()),
                 Phase::Remove => fs::remove_file(&path),
             };
             done.map_err(|e| Error::io(format!("{:?} {}: {e}", phase, path.display())))?;

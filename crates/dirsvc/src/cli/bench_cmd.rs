@@ -6,9 +6,9 @@ use std::time::Duration;
 use clap::Args;
 
 use super::print_json;
-use crate::bench::targets::{DirsvcTarget, PosixTarget, Target, default_dir_prefix};
+use crate::bench::targets::{DirsvcTarget, PosixTarget, Target, Tree, default_dir_prefix};
 use crate::bench::team::ThreadTeam;
-use crate::bench::{self, BenchPlan, BenchReport};
+use crate::bench::{self, BenchPlan, BenchReport, Layout};
 use crate::cluster::{Cluster, DEFAULT_SPLIT_THRESHOLD};
 use crate::error::{Error, Result};
 use crate::launcher::{self, ClusterPlan, ServerCommand, Started};
@@ -20,7 +20,9 @@ Like `mdtest -F -n K` (the seed's modified metarates): phases separated by barri
 rate = P x K / the slowest client's time, summarised over iterations as mdtest's SUMMARY rate
 table. Clients are threads, each with its own connections. Also prints the probes each operation
 needed, the entries per partition after creation, and how many requests each journal sync
-committed.
+committed. --links adds a hard link per file (NAME.link beside it) and its removal between stat
+and removal; -u, -z, -b and -L lay the files out as mdtest does (a directory per client, a tree
+below it, files only in its leaves).
 
 Examples:
   canopy dirsvc bench --servers 4 --clients 8 --files 1000
@@ -31,7 +33,9 @@ Examples:
   canopy dirsvc bench --posix /mnt/ds --posix-only --clients 8             through a dirsvc mount
   canopy dirsvc bench --posix /mnt/a --posix /mnt/b --posix-only -p 8      two mounts, 4 clients each
   canopy dirsvc bench --cluster /tmp/ds -p 16 -n 62500 --window 8 --create-only --prefix big
-                                                     fill /big.0 with a million files and keep it")]
+                                                     fill /big.0 with a million files and keep it
+  canopy dirsvc bench --servers 4 -p 8 --links       link and unlink rates too
+  canopy dirsvc bench --servers 4 -p 8 -u -z 2 -b 4 -L   mdtest -u -z 2 -b 4 -L")]
 pub struct BenchArgs {
     /// Run against this running cluster
     #[arg(long, value_name = "DIR", conflicts_with = "servers")]
@@ -76,6 +80,21 @@ pub struct BenchArgs {
     /// Name the shared directories PREFIX.ITERATION (default: mdtest.PID)
     #[arg(long, value_name = "PREFIX")]
     prefix: Option<String>,
+    /// Also time a hard link to each file and its removal
+    #[arg(long, conflicts_with = "create_only")]
+    links: bool,
+    /// A working directory per client (mdtest -u)
+    #[arg(short = 'u', long)]
+    unique_dir: bool,
+    /// Levels of subdirectories below each working directory (mdtest -z)
+    #[arg(short = 'z', long, default_value_t = 0, value_name = "DEPTH")]
+    depth: u32,
+    /// Subdirectories of each directory of the tree (mdtest -b)
+    #[arg(short = 'b', long, default_value_t = 1, value_name = "N")]
+    branch: u32,
+    /// Files only in the tree's leaves (mdtest -L)
+    #[arg(short = 'L', long)]
+    leaf_only: bool,
     /// Print the reports as JSON
     #[arg(long)]
     json: bool,
@@ -108,15 +127,23 @@ pub fn bench(args: BenchArgs) -> Result<()> {
     if args.clients == 0 || args.files == 0 || args.iterations == 0 {
         return Err(Error::invalid("clients, files and iterations must be at least 1"));
     }
+    if args.branch == 0 || args.depth > 8 {
+        return Err(Error::invalid("a tree has 1 to 8 levels (-z) of at least 1 subdirectory each (-b)"));
+    }
+    let layout =
+        Layout { unique: args.unique_dir, depth: args.depth, branch: args.branch, leaf_only: args.leaf_only };
     let plan = BenchPlan {
         files_per_client: args.files,
         iterations: args.iterations,
         create_only: args.create_only,
+        links: args.links,
+        layout,
     };
     let prefix = args.prefix.clone().unwrap_or_else(default_dir_prefix);
     if prefix.is_empty() || prefix.contains('/') {
         return Err(Error::invalid(format!("--prefix {prefix:?} must be a non-empty name without '/'")));
     }
+    let tree = Tree { prefix, layout, clients: args.clients };
     let team = ThreadTeam { size: args.clients };
     let mut reports: Vec<BenchReport> = Vec::new();
     let mut temporary = None;
@@ -145,12 +172,12 @@ pub fn bench(args: BenchArgs) -> Result<()> {
                 ));
             }
         };
-        let layout = (args.partitions, args.split_threshold);
-        let target = DirsvcTarget::new(&cluster, layout, args.window, prefix.clone())?;
+        let partitions = (args.partitions, args.split_threshold);
+        let target = DirsvcTarget::new(&cluster, partitions, args.window, tree.clone())?;
         reports.extend(run_and_show(&target, &team, plan, args.json)?);
     }
     if !args.posix.is_empty() {
-        let target = PosixTarget { bases: args.posix.clone(), prefix };
+        let target = PosixTarget { bases: args.posix.clone(), tree };
         reports.extend(run_and_show(&target, &team, plan, args.json)?);
     }
     drop(temporary);

@@ -7,6 +7,8 @@ use std::time::Duration;
 use clap::Args;
 use serde::Serialize;
 
+use canopy_fusekit::duration::{format_duration, parse_duration};
+
 use super::{ClusterArg, block_on, print_json};
 use crate::client::Client;
 use crate::cluster::{CLUSTER_FILE, Cluster, ClusterConfig, DEFAULT_SPLIT_THRESHOLD};
@@ -169,12 +171,19 @@ pub fn stop(args: StopArgs) -> Result<()> {
 /// Show each server's address, process and commit counters
 #[derive(Args, Debug)]
 #[command(after_help = "\
+Every server is asked at once; one that does not answer within --timeout (a stopped or hung
+process, an unreachable host) is reported DOWN. Exit status 1 when any server is down.
+
 Examples:
   canopy dirsvc status --cluster /tmp/ds
+  canopy dirsvc status --timeout 500ms
   canopy dirsvc status --json")]
 pub struct StatusArgs {
     #[command(flatten)]
     cluster: ClusterArg,
+    /// How long to wait for each server's answer
+    #[arg(long, default_value = "2s", value_parser = parse_duration, value_name = "DURATION")]
+    timeout: Duration,
     /// Print JSON
     #[arg(long)]
     json: bool,
@@ -194,10 +203,20 @@ struct StatusRow {
 pub fn status(args: StatusArgs) -> Result<()> {
     let cluster = Cluster::load(&args.cluster.cluster)?;
     let rows = block_on(async {
-        let client = Client::connect(&cluster);
+        // The transport's own limit stays out of the way of the one reported.
+        let client = Client::connect_with_timeout(&cluster, args.timeout + Duration::from_secs(1));
+        let pings = (0..client.server_count()).map(|index| {
+            let client = &client;
+            async move { (index, tokio::time::timeout(args.timeout, client.ping(index)).await) }
+        });
         let mut rows = Vec::new();
-        for index in 0..client.server_count() {
-            let ping = client.ping(index).await;
+        for (index, ping) in futures_util::future::join_all(pings).await {
+            let ping = ping.unwrap_or_else(|_| {
+                Err(crate::error::Error::new(
+                    crate::error::ErrorKind::Unavailable,
+                    format!("no answer within {}", format_duration(args.timeout)),
+                ))
+            });
             rows.push(StatusRow {
                 index,
                 address: cluster.config.servers[index as usize].to_string(),

@@ -3,6 +3,7 @@
 
 mod bench_cmd;
 mod cluster_cmds;
+mod fsck_cmd;
 mod mount_cmd;
 mod namespace_cmds;
 
@@ -24,6 +25,7 @@ Examples:
   canopy dirsvc bench --cluster /tmp/ds --clients 8    mdtest-style shared-directory benchmark
   canopy dirsvc mount /mnt/ds --daemon                 the namespace as a file system (ls, find...)
   canopy dirsvc umount /mnt/ds
+  canopy dirsvc fsck -y                                check and repair link counts and orphans
   canopy dirsvc stop --data /tmp/ds";
 
 /// Scalable distributed directories: metadata servers, GIGA+ partitioned directories, and an
@@ -48,6 +50,8 @@ pub enum DirsvcCommand {
     Rm(namespace_cmds::RmArgs),
     Rmdir(namespace_cmds::RmdirArgs),
     Mv(namespace_cmds::MvArgs),
+    Ln(namespace_cmds::LnArgs),
+    Fsck(fsck_cmd::FsckArgs),
     Locate(namespace_cmds::LocateArgs),
     Bench(bench_cmd::BenchArgs),
     Mount(mount_cmd::MountArgs),
@@ -68,6 +72,7 @@ pub fn run(args: DirsvcArgs) -> ExitCode {
     let result = match args.command {
         DirsvcCommand::Mount(a) => return mount_cmd::mount(a),
         DirsvcCommand::Umount(a) => return mount_cmd::umount(a),
+        DirsvcCommand::Fsck(a) => return fsck_cmd::fsck(a),
         DirsvcCommand::Serve(a) => cluster_cmds::serve(a),
         DirsvcCommand::Start(a) => cluster_cmds::start(a),
         DirsvcCommand::Stop(a) => cluster_cmds::stop(a),
@@ -79,13 +84,16 @@ pub fn run(args: DirsvcArgs) -> ExitCode {
         DirsvcCommand::Rm(a) => namespace_cmds::rm(a),
         DirsvcCommand::Rmdir(a) => namespace_cmds::rmdir(a),
         DirsvcCommand::Mv(a) => namespace_cmds::mv(a),
+        DirsvcCommand::Ln(a) => namespace_cmds::ln(a),
         DirsvcCommand::Locate(a) => namespace_cmds::locate(a),
         DirsvcCommand::Bench(a) => bench_cmd::bench(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("canopy dirsvc: {e}");
+            // One write: a server's error lands whole in its log file.
+            let _ =
+                std::io::Write::write_all(&mut std::io::stderr(), format!("canopy dirsvc: {e}\n").as_bytes());
             ExitCode::from(1)
         }
     }

@@ -18,8 +18,11 @@ const DAEMON: Daemon = Daemon { env: "CANOPY_DIRSVC_MOUNT_BACKGROUND", program: 
 #[derive(Args, Debug)]
 #[command(after_help = "\
 Serves in the foreground until unmounted (Ctrl-C, SIGTERM, `canopy dirsvc umount`); --daemon
-returns once mounted and prints the server's pid. Requests to a server that is down fail with
-EIO at once or after --timeout; the mount recovers by itself when the server is back.
+returns once mounted and prints the server's pid. Before mounting, every server is asked once: a
+wrong secret or an unreachable root server fails the mount with the reason. Requests to a server
+that is down fail with EIO at once or after --timeout; the mount recovers by itself when the
+server is back. A mountpoint that is not empty, or already a mountpoint, is refused unless
+-o nonempty (as fusermount did).
 
 Examples:
   canopy dirsvc mount /mnt/ds --cluster /tmp/ds
@@ -59,6 +62,26 @@ pub struct MountArgs {
     /// With --daemon: append the background server's messages to FILE (default: discard them)
     #[arg(long, value_name = "FILE", requires = "daemon")]
     log: Option<PathBuf>,
+    /// Mount options, comma-separated: nonempty (mount over a non-empty directory or a mountpoint)
+    #[arg(short = 'o', value_name = "OPTIONS", value_parser = parse_mount_options)]
+    options: Option<MountFlags>,
+}
+
+/// What `-o` may say.
+#[derive(Clone, Copy, Debug, Default)]
+struct MountFlags {
+    nonempty: bool,
+}
+
+fn parse_mount_options(text: &str) -> Result<MountFlags, String> {
+    let mut flags = MountFlags::default();
+    for option in text.split(',').filter(|o| !o.is_empty()) {
+        match option {
+            "nonempty" => flags.nonempty = true,
+            other => return Err(format!("unknown mount option '{other}' (known: nonempty)")),
+        }
+    }
+    Ok(flags)
 }
 
 /// Unmount a dirsvc mount (lazily when it is busy; also one whose server died)
@@ -76,6 +99,12 @@ pub fn mount(args: MountArgs) -> ExitCode {
     if !args.mountpoint.is_dir() {
         eprintln!("canopy dirsvc mount: {} is not a directory", args.mountpoint.display());
         return ExitCode::from(2);
+    }
+    if !args.options.unwrap_or_default().nonempty
+        && let Err(message) = canopy_fusekit::mounts::check_mountpoint(&args.mountpoint)
+    {
+        eprintln!("canopy dirsvc mount: {message} (-o nonempty mounts over it)");
+        return ExitCode::FAILURE;
     }
     if args.daemon && !DAEMON.is_background_server() {
         return DAEMON.start();
@@ -103,8 +132,10 @@ fn serve(args: &MountArgs) -> Result<(), String> {
         initial_partitions: args.partitions,
         allow_other: args.allow_other,
     };
-    let session =
-        session(&options).map_err(|e| format!("cannot mount at {}: {e}", args.mountpoint.display()))?;
+    let prepared = session(&options).map_err(|e| e.to_string())?;
+    for warning in &prepared.warnings {
+        eprintln!("canopy dirsvc mount: warning: {warning}");
+    }
     let banner = format!(
         "{} ({} servers) mounted at {}: ttl {}, timeout {}",
         options.cluster.dir.display(),
@@ -120,7 +151,7 @@ fn serve(args: &MountArgs) -> Result<(), String> {
         log: args.log.as_deref(),
         banner,
     };
-    canopy_fusekit::serve(session, signals, &foreground, || {})
+    canopy_fusekit::serve(prepared.session, signals, &foreground, || {})
         .map_err(|e| format!("serving {}: {e}", args.mountpoint.display()))?;
     eprintln!("canopy dirsvc mount: unmounted {}", args.mountpoint.display());
     Ok(())

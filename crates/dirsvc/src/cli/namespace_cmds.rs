@@ -1,6 +1,8 @@
 //! mkdir, create, stat, ls, rm, rmdir, mv, locate: the namespace through the client library.
 //! Paths are slash-separated from the service's root directory.
 
+use std::io::Write;
+
 use clap::Args;
 use serde::Serialize;
 
@@ -170,7 +172,7 @@ pub fn stat(args: StatArgs) -> Result<()> {
     println!("path       {}", report.path);
     println!("id         {:#018x}", report.id);
     println!("kind       {}", format!("{:?}", a.kind).to_lowercase());
-    println!("mode       {:o}  uid {}  gid {}  size {}", a.mode, a.uid, a.gid, a.size);
+    println!("mode       {:o}  uid {}  gid {}  size {}  links {}", a.mode, a.uid, a.gid, a.size, a.nlink);
     println!("mtime      {}", seconds(a.mtime_ns));
     println!("ctime      {}", seconds(a.ctime_ns));
     if let (Some(bitmap), Some(threshold)) = (&report.bitmap, report.split_threshold) {
@@ -210,7 +212,7 @@ pub struct LsArgs {
     /// Directory to list
     #[arg(default_value = "/")]
     path: String,
-    /// Long format: kind, mode, uid, gid, size, mtime, id, name
+    /// Long format: kind, mode, links, uid, gid, size, mtime, id, name
     #[arg(short, long)]
     long: bool,
     /// Print JSON
@@ -220,26 +222,44 @@ pub struct LsArgs {
 
 pub fn ls(args: LsArgs) -> Result<()> {
     let cluster = args.cluster.clone();
-    let mut entries = with_client(&cluster, |client| async move {
+    let with_attributes = args.long || args.json;
+    let listing = with_client(&cluster, |client| async move {
         let dir = client.resolve_dir(&args.path).await?;
-        client.read_dir(dir).await
+        let mut lister = client.list(dir);
+        let mut names = Vec::new();
+        let mut entries = Vec::new();
+        while let Some(page) = lister.next_page(&client).await? {
+            if with_attributes {
+                entries.extend(client.with_attributes(page).await?);
+            } else {
+                names.extend(page.into_iter().map(|listed| listed.name));
+            }
+        }
+        Ok((names, entries))
     })?;
+    let (mut names, mut entries) = listing;
+    names.sort();
     entries.sort_by(|a, b| a.name.cmp(&b.name));
     if args.json {
         print_json(&entries);
-    } else {
-        for entry in &entries {
-            print_entry(entry, args.long);
-        }
+        return Ok(());
+    }
+    let mut out = std::io::stdout().lock();
+    for name in &names {
+        writeln!(out, "{}", String::from_utf8_lossy(name)).map_err(stdout_error)?;
+    }
+    drop(out);
+    for entry in &entries {
+        print_entry(entry);
     }
     Ok(())
 }
 
-fn print_entry(entry: &DirEntry, long: bool) {
-    if !long {
-        println!("{}", entry.name_lossy());
-        return;
-    }
+fn stdout_error(e: std::io::Error) -> crate::error::Error {
+    crate::error::Error::io(format!("writing the listing: {e}"))
+}
+
+fn print_entry(entry: &DirEntry) {
     let a = &entry.attrs;
     let kind = match a.kind {
         FileKind::File => "file",
@@ -256,8 +276,9 @@ fn print_entry(entry: &DirEntry, long: bool) {
         format!(" -> {}", String::from_utf8_lossy(&entry.target))
     };
     println!(
-        "{kind:<5} {:04o} {:>6} {:>6} {:>10} {} {:#018x} {}{target}",
+        "{kind:<5} {:04o} {:>3} {:>6} {:>6} {:>10} {} {:#018x} {}{target}",
         a.mode,
+        a.nlink,
         a.uid,
         a.gid,
         a.size,
@@ -332,6 +353,36 @@ pub fn mv(args: MvArgs) -> Result<()> {
         let (src_dir, src_name) = client.resolve_parent(&args.source).await?;
         let (dst_dir, dst_name) = client.resolve_parent(&args.destination).await?;
         client.rename(src_dir, src_name.as_bytes(), dst_dir, dst_name.as_bytes()).await.map(drop)
+    })
+}
+
+/// Make a hard link: another name for a file (possibly in a directory on other servers)
+#[derive(Args, Debug)]
+#[command(after_help = "\
+Examples:
+  canopy dirsvc ln /big/a /big/also-a
+  canopy dirsvc ln /big/a /other/a")]
+pub struct LnArgs {
+    #[command(flatten)]
+    cluster: ClusterArg,
+    /// The existing file
+    target: String,
+    /// The new name
+    link_name: String,
+}
+
+pub fn ln(args: LnArgs) -> Result<()> {
+    let cluster = args.cluster.clone();
+    with_client(&cluster, |client| async move {
+        let target = client.resolve(&args.target).await?;
+        if target.attrs.kind == FileKind::Directory {
+            return Err(crate::error::Error::new(
+                crate::error::ErrorKind::NotPermitted,
+                format!("{}: hard link not allowed for directory", args.target),
+            ));
+        }
+        let (dir, name) = client.resolve_parent(&args.link_name).await?;
+        client.link(target.id, dir, name.as_bytes()).await.map(drop).map_err(|e| in_path(&args.link_name, e))
     })
 }
 

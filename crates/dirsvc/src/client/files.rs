@@ -1,90 +1,164 @@
-//! File data, attribute changes of directories, removal with or without data, and usage: what a
-//! file system mount needs beyond the namespace. A file's data lives on the server that allocated
-//! its id (`home_server`); its size lives in its entry.
+//! Objects by id, on the server in their id: attributes (of inodes and of directories' metadata
+//! objects), opens and closes by mount sessions, file data, and usage. What a file system mount
+//! needs beyond the namespace.
 
-use std::sync::Arc;
+use std::collections::BTreeMap;
 
-use super::{Client, DirEntry, DirInfo, FileKind, Routed, SetAttrs, Usage};
+use super::{Attributes, Client, DirEntry, Listed, SetAttrs, Usage};
 use crate::error::{Error, ErrorKind, Result};
 use crate::ids::home_server;
 use crate::proto::{
-    Ack, ReadDataRequest, SetDirAttrRequest, TruncateDataRequest, UsageRequest, WriteDataRequest,
+    Ack, CloseRequest, Entry, Object, ObjectReply, ObjectsRequest, ReadDataRequest, SessionRequest,
+    SetObjectAttrRequest, UsageRequest, WriteDataRequest,
 };
 
+/// An object's attributes and (for a symlink) target, as its server holds them now.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ObjectAttrs {
+    pub attrs: Attributes,
+    pub target: Vec<u8>,
+}
+
+impl ObjectAttrs {
+    pub(super) fn from_proto(object: Object) -> Result<Self> {
+        Ok(Self { attrs: Attributes::from_proto(object.attrs.as_ref())?, target: object.target })
+    }
+}
+
 impl Client {
-    /// Removes a non-directory entry. Unless `keep_data` (the caller still has the file open and
-    /// drops the data later with `truncate_data(id, 0)`), a file's data goes with it: in the same
-    /// transaction when its partition's server holds the data, otherwise right after.
-    pub async fn unlink_keeping_data(&self, dir: u64, name: &[u8], keep_data: bool) -> Result<DirEntry> {
-        let op = Routed::Unlink { expect_id: 0, directory: false, keep_data };
-        let reply = self.route(dir, name, &op).await?;
-        if !keep_data {
-            self.drop_remote_data(&reply.entry, reply.server).await;
+    /// An entry with its object's attributes: as answered when the answering server holds the
+    /// object, else from the object's server.
+    pub(super) async fn complete(&self, entry: Entry) -> Result<DirEntry> {
+        if let Some(complete) = DirEntry::from_proto(&entry)? {
+            return Ok(complete);
         }
-        Ok(reply.entry)
+        let object = self.object(entry.id).await?;
+        Ok(DirEntry { name: entry.name, id: entry.id, attrs: object.attrs, target: object.target })
     }
 
-    /// Drops the data of a file whose name `server` just removed or replaced, when another server
-    /// holds it. Best effort: the name is gone already, so a failure leaves unreachable data, not a
-    /// wrong file.
-    pub(super) async fn drop_remote_data(&self, removed: &DirEntry, server: u32) {
-        if removed.attrs.kind == FileKind::File && home_server(removed.id) != server {
-            let _ = self.truncate_data(removed.id, 0).await;
+    /// Listed entries with their objects' attributes (one request per server holding any).
+    pub async fn with_attributes(&self, listed: Vec<Listed>) -> Result<Vec<DirEntry>> {
+        let mut by_server: BTreeMap<u32, Vec<u64>> = BTreeMap::new();
+        for entry in &listed {
+            by_server.entry(home_server(entry.id)).or_default().push(entry.id);
         }
+        let mut found = std::collections::HashMap::new();
+        for (server, ids) in by_server {
+            for chunk in ids.chunks(crate::server::MAX_IDS) {
+                for object in self.objects_on(server, chunk.to_vec(), 0).await? {
+                    found.insert(object.id, ObjectAttrs::from_proto(object)?);
+                }
+            }
+        }
+        // An entry whose object is gone meanwhile (removed since the listing) is left out.
+        Ok(listed
+            .into_iter()
+            .filter_map(|entry| {
+                let object = found.remove(&entry.id)?;
+                Some(DirEntry { name: entry.name, id: entry.id, attrs: object.attrs, target: object.target })
+            })
+            .collect())
     }
 
-    /// Changes a directory's attributes on its metadata object (where they are authoritative),
-    /// then the copy in its parent's entry (best effort: listings show it).
-    pub async fn set_dir_attr(
-        &self,
-        dir: u64,
-        name_in_parent: Option<&[u8]>,
-        change: SetAttrs,
-    ) -> Result<Arc<DirInfo>> {
-        let server = home_server(dir);
-        let request = SetDirAttrRequest { dir, change: Some(change.to_proto()) };
-        let reply = self
-            .rpc(server)?
-            .set_dir_attr(request)
-            .await
-            .map_err(|s| self.status_error(server, &s))?
-            .into_inner();
-        if let Some(failure) = reply.failure {
-            return Err(Error::from_failure(&failure));
-        }
-        let meta = reply.meta.ok_or_else(|| Error::new(ErrorKind::Protocol, "reply without metadata"))?;
-        let info = self.remember(DirInfo::from_meta(&meta)?);
-        if let Some(name) = name_in_parent {
-            let _ = self.set_attr(info.parent, name, dir, change).await;
-        }
-        Ok(info)
+    /// Object `id`'s attributes (stat by inode number).
+    pub async fn object(&self, id: u64) -> Result<ObjectAttrs> {
+        self.object_opened(id, 0).await
     }
 
-    /// Writes `data` at `offset` of file `file`, whose size before this write is `valid_size`
-    /// (stored bytes beyond it, left by a write whose size update was lost, are dropped first).
-    /// Update the entry's size afterwards with `set_attr`.
-    pub async fn write_data(&self, file: u64, offset: u64, data: Vec<u8>, valid_size: u64) -> Result<()> {
+    /// Object `id`'s attributes; with `open_session`, the mount session opens it: the file
+    /// outlives its last name until the session closes it.
+    pub async fn object_opened(&self, id: u64, open_session: u64) -> Result<ObjectAttrs> {
+        let object =
+            self.objects_on(home_server(id), vec![id], open_session).await?.pop().ok_or_else(|| {
+                Error::new(ErrorKind::NotFound, format!("object {id:#x} does not exist (removed meanwhile)"))
+            })?;
+        ObjectAttrs::from_proto(object)
+    }
+
+    async fn objects_on(&self, server: u32, ids: Vec<u64>, open_session: u64) -> Result<Vec<Object>> {
+        let request = ObjectsRequest { ids, open_session };
+        let reply =
+            self.rpc(server)?.get_objects(request).await.map_err(|s| self.status_error(server, &s))?;
+        Ok(reply.into_inner().objects)
+    }
+
+    /// Mount session `session` closed these files (or, with `everything`, all it had open): a file
+    /// without a name left goes once nobody has it open.
+    pub async fn close(&self, session: u64, ids: &[u64]) -> Result<()> {
+        let mut by_server: BTreeMap<u32, Vec<u64>> = BTreeMap::new();
+        for &id in ids {
+            by_server.entry(home_server(id)).or_default().push(id);
+        }
+        for (server, ids) in by_server {
+            let request = CloseRequest { session, ids, everything: false };
+            let ack = self.rpc(server)?.close(request).await.map_err(|s| self.status_error(server, &s))?;
+            ack_result(&ack.into_inner())?;
+        }
+        Ok(())
+    }
+
+    /// Mount session `session` is alive: every server keeps its opens (see `SESSION_LEASE`).
+    /// Every server is told, also when one of them fails (the first failure is returned).
+    pub async fn keep_open(&self, session: u64) -> Result<()> {
+        let mut first_failure = Ok(());
+        for server in 0..self.server_count() {
+            let request = SessionRequest { session };
+            let renewed =
+                self.rpc(server)?.keep_open(request).await.map_err(|s| self.status_error(server, &s));
+            if let (Err(e), Ok(())) = (renewed, &first_failure) {
+                first_failure = Err(e);
+            }
+        }
+        first_failure
+    }
+
+    /// Mount session `session` ended: everything it had open is closed, on every server.
+    pub async fn close_session(&self, session: u64) -> Result<()> {
+        for server in 0..self.server_count() {
+            let request = CloseRequest { session, ids: Vec::new(), everything: true };
+            let ack = self.rpc(server)?.close(request).await.map_err(|s| self.status_error(server, &s))?;
+            ack_result(&ack.into_inner())?;
+        }
+        Ok(())
+    }
+
+    /// Changes object `id`'s attributes (chmod, chown, utimes; a file's size, dropping data past it).
+    pub async fn set_attrs(&self, id: u64, change: SetAttrs) -> Result<Attributes> {
+        let server = home_server(id);
+        let request = SetObjectAttrRequest { id, change: Some(change.to_proto()) };
+        let reply =
+            self.rpc(server)?.set_object_attr(request).await.map_err(|s| self.status_error(server, &s))?;
+        let object = object_of(reply.into_inner())?;
+        if object.attrs.as_ref().is_some_and(|a| a.kind() == crate::proto::Kind::Directory) {
+            self.forget_dir(id);
+        }
+        Attributes::from_proto(object.attrs.as_ref())
+    }
+
+    /// A directory's attributes fresh from its metadata object (its cached information too).
+    pub async fn dir_attrs(&self, dir: u64) -> Result<Attributes> {
+        Ok(self.fetch_dir(dir).await?.attrs)
+    }
+
+    /// Writes `data` at `offset` of file `file`; durable when it returns, with the file's new size
+    /// and mtime (its attributes afterwards are returned).
+    pub async fn write_data(&self, file: u64, offset: u64, data: Vec<u8>) -> Result<Attributes> {
         let server = home_server(file);
-        let request = WriteDataRequest { file, offset, data, valid_size };
-        let ack = self.rpc(server)?.write_data(request).await.map_err(|s| self.status_error(server, &s))?;
-        ack_result(&ack.into_inner())
+        let request = WriteDataRequest { file, offset, data };
+        let reply = self.rpc(server)?.write_data(request).await.map_err(|s| self.status_error(server, &s))?;
+        Attributes::from_proto(object_of(reply.into_inner())?.attrs.as_ref())
     }
 
-    /// Bytes `offset..offset + length` of a file of `size` bytes (shorter at the end of the file).
-    pub async fn read_data(&self, file: u64, offset: u64, length: u32, size: u64) -> Result<Vec<u8>> {
+    /// Bytes `offset..offset + length` of file `file` (shorter at its end).
+    pub async fn read_data(&self, file: u64, offset: u64, length: u32) -> Result<Vec<u8>> {
         let server = home_server(file);
-        let request = ReadDataRequest { file, offset, length, size };
+        let request = ReadDataRequest { file, offset, length };
         let reply = self.rpc(server)?.read_data(request).await.map_err(|s| self.status_error(server, &s))?;
-        Ok(reply.into_inner().data)
-    }
-
-    /// Drops a file's bytes at and beyond `size` (all its data for 0).
-    pub async fn truncate_data(&self, file: u64, size: u64) -> Result<()> {
-        let server = home_server(file);
-        let request = TruncateDataRequest { file, size };
-        let ack =
-            self.rpc(server)?.truncate_data(request).await.map_err(|s| self.status_error(server, &s))?;
-        ack_result(&ack.into_inner())
+        let reply = reply.into_inner();
+        match reply.failure {
+            Some(failure) => Err(Error::from_failure(&failure)),
+            None => Ok(reply.data),
+        }
     }
 
     /// Space on the servers' stores and the entries they hold, summed over every server.
@@ -103,7 +177,15 @@ impl Client {
     }
 }
 
-fn ack_result(ack: &Ack) -> Result<()> {
+fn object_of(reply: ObjectReply) -> Result<Object> {
+    match (reply.object, reply.failure) {
+        (_, Some(failure)) => Err(Error::from_failure(&failure)),
+        (Some(object), None) => Ok(object),
+        (None, None) => Err(Error::new(ErrorKind::Protocol, "reply without object")),
+    }
+}
+
+pub(super) fn ack_result(ack: &Ack) -> Result<()> {
     match &ack.failure {
         Some(failure) => Err(Error::from_failure(failure)),
         None => Ok(()),

@@ -22,14 +22,16 @@ use crate::ids::{ROOT_ID, home_server};
 use crate::mapping::{Bitmap, name_hash, tree_height};
 use crate::names::validate_name;
 use crate::proto::{
-    AttrChange, Attrs, CreateRequest, DirMeta, DirRequest, FailureKind, LookupRequest, PartitionRef,
-    PartitionStat, PingReply, PingRequest, SetAttrRequest, UnlinkRequest,
+    Attrs, CreateRequest, DirMeta, DirRequest, Entry, FailureKind, FenceLinkRequest, LookupRequest,
+    PartitionRef, PartitionStat, PingReply, PingRequest, UnlinkRequest,
 };
 use crate::transport::{REQUEST_TIMEOUT, RpcClient, connect_lazy};
 
 pub use self::readdir::DirLister;
 use self::stats::{ProbeHistogram, ProbeStats};
-pub use self::types::{Attributes, DirEntry, FileKind, MkdirOptions, NewNode, Owner, SetAttrs, Usage};
+pub use self::types::{
+    Attributes, DirEntry, FileKind, Listed, MkdirOptions, NewNode, Owner, SetAttrs, Usage,
+};
 
 /// Redirects tolerated before giving up: each one means a split happened under the operation.
 const MAX_PROBES: u32 = 16;
@@ -92,16 +94,28 @@ pub struct Client {
 }
 
 enum Routed {
-    Create { attrs: Attrs, id: u64, replace_id: u64, target: Vec<u8> },
+    Create(CreateFields),
     Lookup,
-    Unlink { expect_id: u64, directory: bool, keep_data: bool },
-    SetAttr { expect_id: u64, change: AttrChange },
+    Unlink {
+        expect_id: u64,
+        directory: bool,
+    },
+    /// Settling link intent (id, intent): is its entry there?
+    Fence {
+        id: u64,
+        intent: u64,
+    },
 }
 
-/// A name-routed request's answer and the server that gave it.
-struct RoutedReply {
-    entry: DirEntry,
-    server: u32,
+/// A create's fields besides where and which name.
+#[derive(Clone, Default)]
+struct CreateFields {
+    attrs: Attrs,
+    id: u64,
+    replace_id: u64,
+    target: Vec<u8>,
+    link_intent: u64,
+    open_session: u64,
 }
 
 impl Client {
@@ -225,8 +239,10 @@ impl Client {
         Ok(self.remember(info))
     }
 
-    /// Sends a name-routed request to the partition the cached bitmap names, following redirects.
-    async fn route(&self, dir: u64, name: &[u8], op: &Routed) -> Result<RoutedReply> {
+    /// Sends a name-routed request to the partition the cached bitmap names, following redirects;
+    /// answers the entry the partition's server returned (with its object's attributes when that
+    /// server holds the object).
+    async fn route(&self, dir: u64, name: &[u8], op: &Routed) -> Result<Entry> {
         validate_name(name)?;
         let hash = name_hash(name);
         let mut info = self.dir_info(dir).await?;
@@ -238,20 +254,26 @@ impl Client {
             let name = name.to_vec();
             let mut rpc = self.rpc(server)?;
             probes += 1;
-            let reply = match *op {
-                Routed::Create { attrs, id, replace_id, ref target } => {
-                    let target = target.clone();
-                    let request = CreateRequest { at, name, attrs: Some(attrs), id, replace_id, target };
+            let reply = match op {
+                Routed::Create(fields) => {
+                    let request = CreateRequest {
+                        at,
+                        name,
+                        attrs: Some(fields.attrs),
+                        id: fields.id,
+                        replace_id: fields.replace_id,
+                        target: fields.target.clone(),
+                        link_intent: fields.link_intent,
+                        open_session: fields.open_session,
+                    };
                     rpc.create(request).await
                 }
                 Routed::Lookup => rpc.lookup(LookupRequest { at, name }).await,
-                Routed::Unlink { expect_id, directory, keep_data } => {
-                    let request = UnlinkRequest { at, name, expect_id, directory, keep_data };
-                    rpc.unlink(request).await
+                &Routed::Unlink { expect_id, directory } => {
+                    rpc.unlink(UnlinkRequest { at, name, expect_id, directory }).await
                 }
-                Routed::SetAttr { expect_id, change } => {
-                    let request = SetAttrRequest { at, name, expect_id, change: Some(change) };
-                    rpc.set_attr(request).await
+                &Routed::Fence { id, intent } => {
+                    rpc.fence_link(FenceLinkRequest { at, name, id, intent }).await
                 }
             }
             .map_err(|s| self.status_error(server, &s))?
@@ -259,9 +281,7 @@ impl Client {
             match reply.failure {
                 None => {
                     self.stats.record(probes);
-                    let entry =
-                        reply.entry.ok_or_else(|| Error::new(ErrorKind::Protocol, "reply without entry"))?;
-                    return Ok(RoutedReply { entry: DirEntry::from_proto(entry)?, server });
+                    return reply.entry.ok_or_else(|| Error::new(ErrorKind::Protocol, "reply without entry"));
                 }
                 Some(failure) if failure.kind() == FailureKind::WrongPartition => {
                     if probes >= MAX_PROBES {
@@ -282,17 +302,24 @@ impl Client {
 
     /// Creates an empty file (or another non-directory without a target) named `name` in `dir`.
     pub async fn create(&self, dir: u64, name: &[u8], kind: FileKind, owner: Owner) -> Result<DirEntry> {
-        self.create_node(dir, name, &NewNode { kind, owner, rdev: 0, target: &[] }).await
+        self.create_node(dir, name, &NewNode { kind, owner, rdev: 0, target: &[] }, 0).await
     }
 
     /// Creates a symlink to `target`.
     pub async fn symlink(&self, dir: u64, name: &[u8], target: &[u8], owner: Owner) -> Result<DirEntry> {
         let node = NewNode { kind: FileKind::Symlink, owner, rdev: 0, target };
-        self.create_node(dir, name, &node).await
+        self.create_node(dir, name, &node, 0).await
     }
 
-    /// Creates a non-directory entry: a file, symlink, FIFO, socket or device node.
-    pub async fn create_node(&self, dir: u64, name: &[u8], node: &NewNode<'_>) -> Result<DirEntry> {
+    /// Creates a non-directory entry: a file, symlink, FIFO, socket or device node. A file made
+    /// with a mount's `open_session` is open in that session (see `close`).
+    pub async fn create_node(
+        &self,
+        dir: u64,
+        name: &[u8],
+        node: &NewNode<'_>,
+        open_session: u64,
+    ) -> Result<DirEntry> {
         if node.kind == FileKind::Directory {
             return Err(Error::invalid("use mkdir to create directories"));
         }
@@ -304,30 +331,33 @@ impl Client {
             rdev: node.rdev,
             ..Attrs::default()
         };
-        let op = Routed::Create { attrs, id: 0, replace_id: 0, target: node.target.to_vec() };
-        Ok(self.route(dir, name, &op).await?.entry)
+        let fields =
+            CreateFields { attrs, target: node.target.to_vec(), open_session, ..CreateFields::default() };
+        let entry = self.route(dir, name, &Routed::Create(fields)).await?;
+        self.complete(entry).await
     }
 
     /// Looks `name` up in directory `dir` (stat).
     pub async fn lookup(&self, dir: u64, name: &[u8]) -> Result<DirEntry> {
-        Ok(self.route(dir, name, &Routed::Lookup).await?.entry)
+        let entry = self.route(dir, name, &Routed::Lookup).await?;
+        self.complete(entry).await
     }
 
-    /// Removes a non-directory entry, and a file's data with it.
-    pub async fn unlink(&self, dir: u64, name: &[u8]) -> Result<DirEntry> {
-        self.unlink_keeping_data(dir, name, false).await
+    /// The object `name` in `dir` names, without its attributes (one request fewer).
+    pub async fn lookup_name(&self, dir: u64, name: &[u8]) -> Result<Listed> {
+        Listed::from_proto(&self.route(dir, name, &Routed::Lookup).await?)
     }
 
-    /// Changes the attributes of entry `name` in `dir` (of the object `expect_id`, unless 0).
-    pub async fn set_attr(
-        &self,
-        dir: u64,
-        name: &[u8],
-        expect_id: u64,
-        change: SetAttrs,
-    ) -> Result<DirEntry> {
-        let op = Routed::SetAttr { expect_id, change: change.to_proto() };
-        Ok(self.route(dir, name, &op).await?.entry)
+    /// Removes a non-directory's name; the object goes with its last name (and last open).
+    pub async fn unlink(&self, dir: u64, name: &[u8]) -> Result<Listed> {
+        let op = Routed::Unlink { expect_id: 0, directory: false };
+        Listed::from_proto(&self.route(dir, name, &op).await?)
+    }
+
+    /// Whether link intent (`id`, `intent`) made its entry `name` in `dir`; NotFound when it did
+    /// not — and then it never will (the inode's server settling an old intent).
+    pub async fn fence_link(&self, dir: u64, name: &[u8], id: u64, intent: u64) -> Result<()> {
+        self.route(dir, name, &Routed::Fence { id, intent }).await.map(drop)
     }
 
     /// Lists a directory page by page; complete and duplicate-free even while partitions split.
@@ -335,12 +365,12 @@ impl Client {
         DirLister::new(dir)
     }
 
-    /// Every entry of a directory (see `list`).
+    /// Every entry of a directory, with its attributes (see `list`).
     pub async fn read_dir(&self, dir: u64) -> Result<Vec<DirEntry>> {
         let mut lister = self.list(dir);
         let mut all = Vec::new();
         while let Some(page) = lister.next_page(self).await? {
-            all.extend(page);
+            all.extend(self.with_attributes(page).await?);
         }
         Ok(all)
     }
@@ -365,7 +395,7 @@ impl Client {
     }
 
     /// Every entry one partition holds right now (diagnostics and placement checks).
-    pub async fn partition_entries(&self, dir: u64, partition: u32) -> Result<Vec<DirEntry>> {
+    pub async fn partition_entries(&self, dir: u64, partition: u32) -> Result<Vec<Listed>> {
         let info = self.dir_info(dir).await?;
         let server = *info
             .servers
@@ -391,8 +421,8 @@ impl Client {
             if let Some(last) = reply.entries.last() {
                 after = last.name.clone();
             }
-            for entry in reply.entries {
-                all.push(DirEntry::from_proto(entry)?);
+            for entry in &reply.entries {
+                all.push(Listed::from_proto(entry)?);
             }
             if !reply.more {
                 return Ok(all);
@@ -421,7 +451,7 @@ impl Client {
 
     /// Resolves a slash-separated path from the root.
     pub async fn resolve(&self, path: &str) -> Result<Resolved> {
-        let mut current = Resolved { id: ROOT_ID, attrs: self.dir_info(ROOT_ID).await?.attrs };
+        let mut current = Resolved { id: ROOT_ID, attrs: self.fetch_dir(ROOT_ID).await?.attrs };
         let mut walked = String::new();
         for component in path.split('/').filter(|c| !c.is_empty() && *c != ".") {
             if current.attrs.kind != FileKind::Directory {

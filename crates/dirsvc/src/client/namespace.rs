@@ -1,15 +1,18 @@
-//! The operations that touch several servers: mkdir, rmdir and rename. Their order is chosen so
-//! that an interruption leaves at worst unreachable garbage (an object no entry names) or a
-//! directory that refuses new entries until rmdir is retried — never an entry pointing nowhere.
+//! The operations that touch several servers: mkdir, rmdir, rename and link. Their order is chosen
+//! so that an interruption leaves at worst unreachable garbage (an object no entry names, which
+//! `fsck` removes), a directory that refuses new entries until rmdir is retried, or a file with one
+//! name more (an interrupted rename) — never an entry pointing nowhere, never a link count below
+//! the names that exist.
 
-use super::{Client, DirEntry, MkdirOptions, Routed};
+use super::files::{ObjectAttrs, ack_result};
+use super::{Client, CreateFields, DirEntry, Listed, MkdirOptions, Routed};
 use crate::error::{Error, ErrorKind, Result};
 use crate::ids::{ROOT_ID, home_server};
 use crate::mapping::name_hash;
 use crate::names::validate_name;
 use crate::proto::{
-    Attrs, CreateDirRequest, DirMeta, DirRequest, FailureKind, InitPartitionsRequest, Kind, PartitionRef,
-    RenameRequest, SealRequest, SetParentRequest,
+    AbortLinkRequest, AddLinkRequest, Attrs, CreateDirRequest, DirMeta, DirRequest, FailureKind,
+    InitPartitionsRequest, Kind, PartitionRef, RenameRequest, SealRequest,
 };
 
 /// Deepest directory nesting `rename` walks when checking a directory is not moved into itself.
@@ -51,16 +54,16 @@ impl Client {
         let info = super::DirInfo::from_meta(&meta)?;
         let linked = match self.init_partitions(&meta).await {
             Ok(()) => {
-                let attrs = meta.attrs.unwrap_or_default();
-                let op = Routed::Create { attrs, id: meta.id, replace_id: 0, target: Vec::new() };
-                self.route(parent, name, &op).await.map(|reply| reply.entry)
+                let attrs = Attrs { kind: Kind::Directory as i32, ..Attrs::default() };
+                let fields = CreateFields { attrs, id: meta.id, ..CreateFields::default() };
+                self.route(parent, name, &Routed::Create(fields)).await
             }
             Err(e) => Err(e),
         };
         match linked {
             Ok(entry) => {
                 self.remember(info);
-                Ok(entry)
+                self.complete(entry).await
             }
             Err(e) => {
                 // Best effort: what is left is unreachable, since no entry names it.
@@ -74,7 +77,7 @@ impl Client {
     /// holds entries, and from then on refuses new ones), unlink the name, drop the partitions,
     /// and only then the metadata object.
     pub async fn rmdir(&self, parent: u64, name: &[u8]) -> Result<()> {
-        let entry = self.lookup(parent, name).await?;
+        let entry = self.lookup_name(parent, name).await?;
         if !entry.is_dir() {
             return Err(Error::new(
                 ErrorKind::NotDirectory,
@@ -86,7 +89,7 @@ impl Client {
         }
         let info = self.fetch_dir(entry.id).await?;
         self.seal_all(entry.id, &info.servers).await?;
-        let op = Routed::Unlink { expect_id: entry.id, directory: true, keep_data: false };
+        let op = Routed::Unlink { expect_id: entry.id, directory: true };
         if let Err(e) = self.route(parent, name, &op).await {
             self.unseal_all(entry.id, &info.servers).await;
             return Err(e);
@@ -94,27 +97,71 @@ impl Client {
         self.destroy(entry.id, &info.servers).await
     }
 
+    /// A new name `name` in `dir` for file `id` (a hard link), with the file's attributes counting it.
+    pub async fn link(&self, id: u64, dir: u64, name: &[u8]) -> Result<DirEntry> {
+        validate_name(name)?;
+        let object = self.link_entry(id, (dir, name), 0).await?;
+        Ok(DirEntry { name: name.to_vec(), id, attrs: object.attrs, target: object.target })
+    }
+
+    /// Makes (`dir`, `name`) name file `id`, replacing `replace_id` (0: nothing) there: the file's
+    /// server counts the name first (a link intent), then the name's partition makes the entry and
+    /// settles the intent. A definitive refusal uncounts it; an unknown outcome (a server that
+    /// did not answer) is settled by the file's server later.
+    async fn link_entry(&self, id: u64, (dir, name): (u64, &[u8]), replace_id: u64) -> Result<ObjectAttrs> {
+        let server = home_server(id);
+        let request = AddLinkRequest { id, dir, name: name.to_vec() };
+        let reply = self.rpc(server)?.add_link(request).await.map_err(|s| self.status_error(server, &s))?;
+        let reply = reply.into_inner();
+        if let Some(failure) = reply.failure {
+            return Err(Error::from_failure(&failure));
+        }
+        let object =
+            reply.object.ok_or_else(|| Error::new(ErrorKind::Protocol, "link reply without object"))?;
+        let kind = object.attrs.as_ref().map_or(0, |a| a.kind);
+        let fields = CreateFields {
+            attrs: Attrs { kind, ..Attrs::default() },
+            id,
+            replace_id,
+            link_intent: reply.intent,
+            ..CreateFields::default()
+        };
+        match self.route(dir, name, &Routed::Create(fields)).await {
+            Ok(_) => ObjectAttrs::from_proto(object),
+            Err(e) => {
+                if !e.may_have_happened() {
+                    let abort = AbortLinkRequest { id, intent: reply.intent };
+                    if let Ok(ack) = self.rpc(server)?.abort_link(abort).await {
+                        let _ = ack_result(&ack.into_inner());
+                    }
+                }
+                Err(e)
+            }
+        }
+    }
+
     /// Renames `src_name` in `src_dir` to `dst_name` in `dst_dir`, replacing a destination of
     /// the same type (an empty directory for a directory). When both names live on one server
-    /// the move is one atomic transaction there; otherwise the destination is linked first and
-    /// the source unlinked after, so an interruption can leave both names, never neither.
+    /// the move is one atomic transaction there; otherwise a file is linked under the new name
+    /// first and unlinked from the old one after (an interruption leaves it with both names and a
+    /// link count of 2), and a directory likewise (both names lead to it until `fsck`).
     pub async fn rename(
         &self,
         src_dir: u64,
         src_name: &[u8],
         dst_dir: u64,
         dst_name: &[u8],
-    ) -> Result<DirEntry> {
+    ) -> Result<Listed> {
         validate_name(src_name)?;
         validate_name(dst_name)?;
-        let source = self.lookup(src_dir, src_name).await?;
+        let source = self.lookup_name(src_dir, src_name).await?;
         if src_dir == dst_dir && src_name == dst_name {
             return Ok(source);
         }
         if source.is_dir() && src_dir != dst_dir {
             self.check_not_inside(source.id, dst_dir).await?;
         }
-        let target = match self.lookup(dst_dir, dst_name).await {
+        let target = match self.lookup_name(dst_dir, dst_name).await {
             Ok(target) => Some(target),
             Err(e) if e.kind == ErrorKind::NotFound => None,
             Err(e) => return Err(e),
@@ -122,6 +169,7 @@ impl Client {
         let mut victim = None;
         if let Some(target) = &target {
             if target.id == source.id {
+                // Two names of one file: rename(2) does nothing.
                 return Ok(source);
             }
             match (source.is_dir(), target.is_dir()) {
@@ -146,40 +194,28 @@ impl Client {
             }
         }
         let replace_id = target.as_ref().map_or(0, |t| t.id);
-        let moved = self.move_entry((src_dir, src_name), (dst_dir, dst_name), &source, replace_id).await;
-        let entry = match moved {
-            Ok((entry, server)) => {
-                if let Some(target) = &target {
-                    self.drop_remote_data(target, server).await;
-                }
-                entry
+        if let Err(e) = self.move_entry((src_dir, src_name), (dst_dir, dst_name), &source, replace_id).await {
+            if let Some((id, servers)) = &victim {
+                self.unseal_all(*id, servers).await;
             }
-            Err(e) => {
-                if let Some((id, servers)) = &victim {
-                    self.unseal_all(*id, servers).await;
-                }
-                return Err(e);
-            }
-        };
+            return Err(e);
+        }
         if let Some((id, servers)) = victim {
             self.destroy(id, &servers).await?;
         }
-        if source.is_dir() && src_dir != dst_dir {
-            let server = home_server(source.id);
-            let request = SetParentRequest { dir: source.id, parent: dst_dir };
-            self.rpc(server)?.set_parent(request).await.map_err(|s| self.status_error(server, &s))?;
+        if source.is_dir() {
             self.forget_dir(source.id);
         }
-        Ok(entry)
+        Ok(Listed { name: dst_name.to_vec(), ..source })
     }
 
     async fn move_entry(
         &self,
         (src_dir, src_name): (u64, &[u8]),
         (dst_dir, dst_name): (u64, &[u8]),
-        source: &DirEntry,
+        source: &Listed,
         replace_id: u64,
-    ) -> Result<(DirEntry, u32)> {
+    ) -> Result<()> {
         let mut probes = 0;
         loop {
             let from = self.dir_info(src_dir).await?;
@@ -188,14 +224,9 @@ impl Client {
             let to_partition = to.bitmap.partition_for(name_hash(dst_name));
             let server = from.servers[from_partition as usize];
             if server != to.servers[to_partition as usize] {
-                let attrs = source.attrs.to_proto();
-                let link = Routed::Create { attrs, id: source.id, replace_id, target: source.target.clone() };
-                let linked = self.route(dst_dir, dst_name, &link).await?;
-                // The object lives on under its new name: keep its data.
-                let unlink =
-                    Routed::Unlink { expect_id: source.id, directory: source.is_dir(), keep_data: true };
-                self.route(src_dir, src_name, &unlink).await?;
-                return Ok((linked.entry, linked.server));
+                return self
+                    .move_across_servers((src_dir, src_name), (dst_dir, dst_name), source, replace_id)
+                    .await;
             }
             probes += 1;
             let request = RenameRequest {
@@ -215,10 +246,7 @@ impl Client {
             match reply.failure {
                 None => {
                     self.stats.record(probes);
-                    let entry = reply
-                        .entry
-                        .ok_or_else(|| Error::new(ErrorKind::Protocol, "rename reply without entry"))?;
-                    return Ok((DirEntry::from_proto(entry)?, server));
+                    return Ok(());
                 }
                 Some(failure) if failure.kind() == FailureKind::WrongPartition => {
                     if probes >= super::MAX_PROBES {
@@ -236,6 +264,30 @@ impl Client {
                     return Err(Error::from_failure(&failure));
                 }
             }
+        }
+    }
+
+    /// The new name first (a file: as a hard link; a directory: its entry, which moves its
+    /// parent pointer), then the old name goes. If the old name was removed or replaced meanwhile
+    /// by someone else, the move is done all the same.
+    async fn move_across_servers(
+        &self,
+        (src_dir, src_name): (u64, &[u8]),
+        (dst_dir, dst_name): (u64, &[u8]),
+        source: &Listed,
+        replace_id: u64,
+    ) -> Result<()> {
+        if source.is_dir() {
+            let attrs = Attrs { kind: Kind::Directory as i32, ..Attrs::default() };
+            let fields = CreateFields { attrs, id: source.id, replace_id, ..CreateFields::default() };
+            self.route(dst_dir, dst_name, &Routed::Create(fields)).await?;
+        } else {
+            self.link_entry(source.id, (dst_dir, dst_name), replace_id).await?;
+        }
+        let unlink = Routed::Unlink { expect_id: source.id, directory: source.is_dir() };
+        match self.route(src_dir, src_name, &unlink).await {
+            Err(e) if matches!(e.kind, ErrorKind::NotFound | ErrorKind::Changed) => Ok(()),
+            other => other.map(drop),
         }
     }
 
@@ -302,7 +354,7 @@ impl Client {
     }
 
     /// Drops every partition, then the metadata object (partitions first, as OrangeFS does).
-    async fn destroy(&self, dir: u64, servers: &[u32]) -> Result<()> {
+    pub(crate) async fn destroy(&self, dir: u64, servers: &[u32]) -> Result<()> {
         for (partition, &server) in servers.iter().enumerate() {
             let at = PartitionRef { dir, partition: partition as u32 };
             // A partition never created (an interrupted mkdir) has nothing to drop.

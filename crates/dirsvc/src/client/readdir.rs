@@ -16,7 +16,7 @@
 
 use std::collections::VecDeque;
 
-use super::{Client, DirEntry};
+use super::{Client, Listed};
 use crate::error::{Error, ErrorKind, Result};
 use crate::mapping::{Bitmap, name_hash, owns};
 use crate::proto::{FailureKind, PartitionRef, ReadPartitionRequest};
@@ -50,7 +50,7 @@ impl DirLister {
     }
 
     /// The next non-empty page of entries, or `None` when the listing is complete.
-    pub async fn next_page(&mut self, client: &Client) -> Result<Option<Vec<DirEntry>>> {
+    pub async fn next_page(&mut self, client: &Client) -> Result<Option<Vec<Listed>>> {
         if self.queue.is_none() {
             let info = client.fetch_dir(self.dir).await?;
             self.queue = Some(
@@ -111,9 +111,9 @@ impl DirLister {
             queue.extend(children);
             let page = reply
                 .entries
-                .into_iter()
+                .iter()
                 .filter(|entry| owns(partition, expected, name_hash(&entry.name)))
-                .map(DirEntry::from_proto)
+                .map(Listed::from_proto)
                 .collect::<Result<Vec<_>>>()?;
             if !page.is_empty() {
                 return Ok(Some(page));

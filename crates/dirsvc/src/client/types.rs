@@ -56,6 +56,8 @@ pub struct Attributes {
     pub ctime_ns: i64,
     /// Device number of a character or block device.
     pub rdev: u32,
+    /// Names of a file; a directory's 2 + its subdirectories.
+    pub nlink: u32,
 }
 
 impl Attributes {
@@ -75,6 +77,7 @@ impl Attributes {
             mtime_ns: attrs.mtime_ns,
             ctime_ns: attrs.ctime_ns,
             rdev: attrs.rdev,
+            nlink: attrs.nlink,
         })
     }
 
@@ -89,6 +92,7 @@ impl Attributes {
             mtime_ns: self.mtime_ns,
             ctime_ns: self.ctime_ns,
             rdev: self.rdev,
+            nlink: self.nlink,
         }
     }
 }
@@ -106,13 +110,42 @@ pub struct DirEntry {
 }
 
 impl DirEntry {
-    pub fn from_proto(entry: Entry) -> Result<Self> {
-        let attrs = Attributes::from_proto(entry.attrs.as_ref())?;
-        Ok(Self { name: entry.name, id: entry.id, attrs, target: entry.target })
+    /// An entry whose answer carried its object's attributes (`None` when it did not).
+    pub fn from_proto(entry: &Entry) -> Result<Option<Self>> {
+        let Some(attrs) = entry.attrs.as_ref() else {
+            return Ok(None);
+        };
+        let attrs = Attributes::from_proto(Some(attrs))?;
+        Ok(Some(Self { name: entry.name.clone(), id: entry.id, attrs, target: entry.target.clone() }))
     }
 
     pub fn is_dir(&self) -> bool {
         self.attrs.kind == FileKind::Directory
+    }
+
+    pub fn name_lossy(&self) -> String {
+        String::from_utf8_lossy(&self.name).into_owned()
+    }
+}
+
+/// A name in a listing: what it names and its kind, as readdir gives them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Listed {
+    pub name: Vec<u8>,
+    pub id: u64,
+    pub kind: FileKind,
+}
+
+impl Listed {
+    pub fn from_proto(entry: &Entry) -> Result<Self> {
+        let kind = FileKind::from_proto(entry.kind()).ok_or_else(|| {
+            Error::new(crate::error::ErrorKind::Protocol, format!("entry of unknown kind {}", entry.kind))
+        })?;
+        Ok(Self { name: entry.name.clone(), id: entry.id, kind })
+    }
+
+    pub fn is_dir(&self) -> bool {
+        self.kind == FileKind::Directory
     }
 
     pub fn name_lossy(&self) -> String {

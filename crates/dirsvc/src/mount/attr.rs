@@ -43,8 +43,8 @@ pub fn nanos(time: SystemTime) -> i64 {
     }
 }
 
-/// Every object has one name (no hard links); a directory reports 1 too, which tells tools such
-/// as find that its link count does not count subdirectories (as on btrfs).
+/// The attributes as stat shows them: the link count is the object's (a file's names; a
+/// directory's 2 + its subdirectories, as ext4 counts them).
 pub fn file_attr(id: u64, attrs: &Attributes) -> FileAttr {
     FileAttr {
         ino: INodeNo(id),
@@ -56,7 +56,7 @@ pub fn file_attr(id: u64, attrs: &Attributes) -> FileAttr {
         crtime: time(attrs.ctime_ns),
         kind: file_type(attrs.kind),
         perm: (attrs.mode & 0o7777) as u16,
-        nlink: 1,
+        nlink: attrs.nlink,
         uid: attrs.uid,
         gid: attrs.gid,
         rdev: attrs.rdev,

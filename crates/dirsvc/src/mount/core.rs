@@ -9,9 +9,8 @@ use tokio::sync::Mutex;
 
 use super::dirs::DirStream;
 use super::nodes::Nodes;
-use super::open_files::{OpenFile, OpenFiles};
-use crate::client::{Attributes, Client, DirEntry, FileKind, Owner};
-use crate::error::Error;
+use crate::client::{Attributes, Client, FileKind, Owner};
+use crate::error::{Error, ErrorKind};
 use canopy_fusekit::HandleTable;
 
 pub type Answer<T> = Result<T, Errno>;
@@ -31,12 +30,18 @@ pub struct Settings {
     pub initial_partitions: u32,
 }
 
+/// An open file: which object (its data is on the object's server).
+pub struct OpenFile {
+    pub ino: u64,
+}
+
 pub struct MountCore {
     pub client: Client,
     pub settings: Settings,
+    /// This mount among the clients: the servers keep what it has open under this number.
+    pub session: u64,
     pub nodes: Nodes,
-    pub files: OpenFiles,
-    pub file_handles: HandleTable<Arc<OpenFile>>,
+    pub file_handles: HandleTable<OpenFile>,
     pub dir_handles: HandleTable<Mutex<DirStream>>,
 }
 
@@ -47,45 +52,39 @@ pub fn errno(error: &Error) -> Errno {
 /// Converts a client error into the errno to answer with.
 pub trait OrErrno<T> {
     fn or_errno(self) -> Answer<T>;
+    /// For a request about an inode: an object that is gone is a stale handle (the kernel looks
+    /// its name up again), not a missing name.
+    fn or_stale(self) -> Answer<T>;
 }
 
 impl<T> OrErrno<T> for Result<T, Error> {
     fn or_errno(self) -> Answer<T> {
         self.map_err(|e| errno(&e))
     }
+
+    fn or_stale(self) -> Answer<T> {
+        self.map_err(|e| if e.kind == ErrorKind::NotFound { Errno::ESTALE } else { errno(&e) })
+    }
 }
 
 impl MountCore {
-    pub fn new(client: Client, settings: Settings) -> Self {
+    pub fn new(client: Client, settings: Settings, session: u64) -> Self {
         Self {
             client,
             settings,
+            session,
             nodes: Nodes::new(),
-            files: OpenFiles::default(),
             file_handles: HandleTable::default(),
             dir_handles: HandleTable::default(),
         }
     }
 
-    /// An entry's current attributes: a directory's from its metadata object (the copy in its
-    /// parent's entry may lag), a file's with what this mount wrote and has not pushed yet.
-    pub async fn attributes(&self, entry: &DirEntry) -> Answer<Attributes> {
-        if entry.attrs.kind == FileKind::Directory {
-            return Ok(self.client.fetch_dir(entry.id).await.or_errno()?.attrs);
+    /// Object `ino`'s attributes now, from its server.
+    pub async fn attributes(&self, ino: u64, kind: FileKind) -> Answer<Attributes> {
+        if kind == FileKind::Directory {
+            return self.client.dir_attrs(ino).await.or_stale();
         }
-        Ok(self.with_unpushed(entry.id, entry.attrs).await)
-    }
-
-    /// `attrs` overlaid with the size and mtime of writes this mount has not pushed to the entry.
-    pub async fn with_unpushed(&self, ino: u64, mut attrs: Attributes) -> Attributes {
-        if let Some(file) = self.files.get(ino) {
-            let state = file.state.lock().await;
-            if let Some(mtime) = state.unpushed_mtime {
-                attrs.size = state.attrs.size;
-                attrs.mtime_ns = mtime;
-            }
-        }
-        attrs
+        Ok(self.client.object(ino).await.or_stale()?.attrs)
     }
 
     /// The owner of a new entry in `parent`: the caller, with the mode the kernel masked with
@@ -103,22 +102,7 @@ impl MountCore {
         Ok(owner)
     }
 
-    /// The (parent, name) through which a non-directory's entry is reached now.
-    pub fn location(&self, ino: u64) -> Answer<(u64, Vec<u8>)> {
-        let node = self.nodes.get(ino)?;
-        if node.name.is_empty() {
-            return Err(Errno::ENOENT);
-        }
-        Ok((node.parent, node.name))
-    }
-
-    /// A non-directory's entry, fresh; ESTALE when its name now leads to another object.
-    pub async fn entry_of(&self, ino: u64) -> Answer<DirEntry> {
-        let (parent, name) = self.location(ino)?;
-        let entry = self.client.lookup(parent, &name).await.or_errno()?;
-        if entry.id != ino {
-            return Err(Errno::ESTALE);
-        }
-        Ok(entry)
+    pub(super) fn open_file(&self, fh: u64) -> Answer<Arc<OpenFile>> {
+        self.file_handles.get(fh).map_err(|_| Errno::EBADF)
     }
 }

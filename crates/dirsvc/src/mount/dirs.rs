@@ -15,7 +15,7 @@ use tokio::sync::Mutex;
 
 use super::attr::file_type;
 use super::core::{Answer, MountCore, OrErrno};
-use crate::client::{Client, DirEntry, DirLister};
+use crate::client::{Client, DirLister, Listed};
 use crate::error::Result;
 
 /// Offsets reserved per page (a page holds at most the server's page limit, 4096 entries).
@@ -28,7 +28,7 @@ pub struct DirStream {
     /// The lister after the last page read.
     next: DirLister,
     /// The page last served, to serve the following offsets without a request.
-    current: Option<(usize, Vec<DirEntry>)>,
+    current: Option<(usize, Vec<Listed>)>,
     exhausted: bool,
 }
 
@@ -62,7 +62,7 @@ impl DirStream {
     }
 
     /// Page `page` of the listing; `None` past its end.
-    pub async fn page(&mut self, client: &Client, page: usize) -> Result<Option<&[DirEntry]>> {
+    pub async fn page(&mut self, client: &Client, page: usize) -> Result<Option<&[Listed]>> {
         if self.current.as_ref().is_none_or(|(current, _)| *current != page) {
             let Some(entries) = self.read(client, page).await? else {
                 return Ok(None);
@@ -72,7 +72,7 @@ impl DirStream {
         Ok(self.current.as_ref().map(|(_, entries)| entries.as_slice()))
     }
 
-    async fn read(&mut self, client: &Client, page: usize) -> Result<Option<Vec<DirEntry>>> {
+    async fn read(&mut self, client: &Client, page: usize) -> Result<Option<Vec<Listed>>> {
         if let Some(before) = self.before_page.get(page) {
             // Continue from this reading: the later pages are read afresh after it.
             let mut lister = before.clone();
@@ -134,7 +134,7 @@ impl MountCore {
         while let Some(entries) = stream.page(&self.client, page).await.or_errno()? {
             if index < entries.len() {
                 for (at, entry) in entries.iter().enumerate().skip(index) {
-                    if add(entry.id, entry_offset(page, at), file_type(entry.attrs.kind), &entry.name) {
+                    if add(entry.id, entry_offset(page, at), file_type(entry.kind), &entry.name) {
                         break;
                     }
                 }

@@ -1,4 +1,4 @@
-//! Names: lookup, create, mknod, mkdir, symlink, readlink, unlink, rmdir, rename.
+//! Names: lookup, create, mknod, mkdir, symlink, link, readlink, unlink, rmdir, rename.
 
 use fuser::{Errno, FileAttr, RenameFlags};
 
@@ -10,24 +10,29 @@ use crate::error::ErrorKind;
 impl MountCore {
     pub async fn lookup(&self, parent: u64, name: &[u8]) -> Answer<FileAttr> {
         let entry = self.client.lookup(parent, name).await.or_errno()?;
-        let attrs = self.attributes(&entry).await?;
-        self.nodes.remember(parent, &entry);
-        Ok(file_attr(entry.id, &attrs))
+        Ok(self.entered(&entry))
     }
 
-    /// A new non-directory; for regular files the caller opens it too (see `create`).
+    /// The kernel gets a reference to `entry`'s object.
+    fn entered(&self, entry: &DirEntry) -> FileAttr {
+        self.nodes.remember(entry.id, entry.attrs.kind, &entry.target);
+        file_attr(entry.id, &entry.attrs)
+    }
+
+    /// A new non-directory; a regular file made with this mount's session is open in it (see
+    /// `create`).
     pub async fn make_node(
         &self,
         parent: u64,
         name: &[u8],
         (kind, mode, rdev, target): (FileKind, u32, u32, &[u8]),
         caller: Caller,
-    ) -> Answer<DirEntry> {
+        open_session: u64,
+    ) -> Answer<FileAttr> {
         let owner = self.owner_for(parent, mode, caller, false).await?;
         let node = NewNode { kind, owner, rdev, target };
-        let entry = self.client.create_node(parent, name, &node).await.or_errno()?;
-        self.nodes.remember(parent, &entry);
-        Ok(entry)
+        let entry = self.client.create_node(parent, name, &node, open_session).await.or_errno()?;
+        Ok(self.entered(&entry))
     }
 
     pub async fn mknod(
@@ -39,13 +44,11 @@ impl MountCore {
         caller: Caller,
     ) -> Answer<FileAttr> {
         let kind = kind_of_mode(mode).ok_or(Errno::EINVAL)?;
-        let entry = self.make_node(parent, name, (kind, mode, rdev, &[]), caller).await?;
-        Ok(file_attr(entry.id, &entry.attrs))
+        self.make_node(parent, name, (kind, mode, rdev, &[]), caller, 0).await
     }
 
     pub async fn symlink(&self, parent: u64, name: &[u8], target: &[u8], caller: Caller) -> Answer<FileAttr> {
-        let entry = self.make_node(parent, name, (FileKind::Symlink, 0o777, 0, target), caller).await?;
-        Ok(file_attr(entry.id, &entry.attrs))
+        self.make_node(parent, name, (FileKind::Symlink, 0o777, 0, target), caller, 0).await
     }
 
     pub async fn readlink(&self, ino: u64) -> Answer<Vec<u8>> {
@@ -56,7 +59,7 @@ impl MountCore {
         if !node.target.is_empty() {
             return Ok(node.target);
         }
-        Ok(self.entry_of(ino).await?.target)
+        Ok(self.client.object(ino).await.or_stale()?.target)
     }
 
     pub async fn mkdir(&self, parent: u64, name: &[u8], mode: u32, caller: Caller) -> Answer<FileAttr> {
@@ -67,30 +70,23 @@ impl MountCore {
             split_threshold: None,
         };
         let entry = self.client.mkdir(parent, name, options).await.or_errno()?;
-        self.nodes.remember(parent, &entry);
-        Ok(file_attr(entry.id, &entry.attrs))
+        Ok(self.entered(&entry))
     }
 
-    /// Removes a non-directory. A file open in this mount keeps its data until its last close.
+    /// A hard link: another name for file `ino`.
+    pub async fn link(&self, ino: u64, new_parent: u64, new_name: &[u8]) -> Answer<FileAttr> {
+        let entry = self.client.link(ino, new_parent, new_name).await.or_errno()?;
+        Ok(self.entered(&entry))
+    }
+
+    /// Removes a non-directory's name. The object goes with its last name, or with its last close
+    /// when a mount has it open.
     pub async fn unlink(&self, parent: u64, name: &[u8]) -> Answer<()> {
-        let open_here = self.nodes.id_of(parent, name).and_then(|id| self.files.get(id));
-        let removed = self.client.unlink_keeping_data(parent, name, open_here.is_some()).await.or_errno()?;
-        self.nodes.unlinked(parent, name);
-        match (open_here, self.files.get(removed.id)) {
-            (_, Some(file)) => file.state.lock().await.unlinked = true,
-            // The name led to another object than the one open here: nobody keeps its data.
-            (Some(_), None) if removed.attrs.kind == FileKind::File => {
-                let _ = self.client.truncate_data(removed.id, 0).await;
-            }
-            _ => {}
-        }
-        Ok(())
+        self.client.unlink(parent, name).await.or_errno().map(drop)
     }
 
     pub async fn rmdir(&self, parent: u64, name: &[u8]) -> Answer<()> {
-        self.client.rmdir(parent, name).await.or_errno()?;
-        self.nodes.unlinked(parent, name);
-        Ok(())
+        self.client.rmdir(parent, name).await.or_errno()
     }
 
     /// rename(2): replaces a destination of the same type (an empty directory for a directory).
@@ -106,14 +102,12 @@ impl MountCore {
             return Err(Errno::EINVAL);
         }
         if flags.contains(RenameFlags::RENAME_NOREPLACE) {
-            match self.client.lookup(new_parent, new_name).await {
+            match self.client.lookup_name(new_parent, new_name).await {
                 Ok(_) => return Err(Errno::EEXIST),
                 Err(e) if e.kind == ErrorKind::NotFound => {}
                 Err(e) => return Err(super::core::errno(&e)),
             }
         }
-        let moved = self.client.rename(parent, name, new_parent, new_name).await.or_errno()?;
-        self.nodes.renamed((parent, name), (new_parent, new_name), moved.id);
-        Ok(())
+        self.client.rename(parent, name, new_parent, new_name).await.or_errno().map(drop)
     }
 }

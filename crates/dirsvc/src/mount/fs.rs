@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use fuser::{
-    BsdFileFlags, Errno, FileHandle, Filesystem, FopenFlags, Generation, INodeNo, InitFlags, KernelConfig,
+    BsdFileFlags, FileHandle, Filesystem, FopenFlags, Generation, INodeNo, InitFlags, KernelConfig,
     LockOwner, OpenFlags, RenameFlags, ReplyAttr, ReplyCreate, ReplyData, ReplyDirectory, ReplyEmpty,
     ReplyEntry, ReplyOpen, ReplyStatfs, ReplyWrite, Request, TimeOrNow, WriteFlags,
 };
@@ -31,7 +31,9 @@ pub struct DirsvcFs {
 
 impl DirsvcFs {
     pub fn new(core: MountCore, runtime: tokio::runtime::Runtime) -> Self {
-        Self { core: Arc::new(core), runtime }
+        let core = Arc::new(core);
+        runtime.spawn(keep_open(Arc::clone(&core)));
+        Self { core, runtime }
     }
 
     /// Runs `work` as a task; it replies to the kernel itself.
@@ -45,6 +47,17 @@ impl DirsvcFs {
 
     fn ttl(&self) -> std::time::Duration {
         self.core.settings.ttl
+    }
+}
+
+/// Renews this mount's session on every server well within its lease, so the files it has open
+/// stay open there (a mount that dies stops renewing, and its opens lapse).
+async fn keep_open(core: Arc<MountCore>) {
+    let period = crate::server::SESSION_LEASE / 4;
+    loop {
+        tokio::time::sleep(period).await;
+        // A server that is down keeps nothing to renew; the next round reaches it when it is back.
+        let _ = core.client.keep_open(core.session).await;
     }
 }
 
@@ -78,6 +91,12 @@ impl Filesystem for DirsvcFs {
         let _ = config.set_max_background(MAX_BACKGROUND);
         let _ = config.set_congestion_threshold(MAX_BACKGROUND / 4 * 3);
         Ok(())
+    }
+
+    /// Unmounted: whatever this mount still had open is closed on the servers.
+    fn destroy(&mut self) {
+        let core = Arc::clone(&self.core);
+        let _ = self.runtime.block_on(async move { core.client.close_session(core.session).await });
     }
 
     fn lookup(&self, _request: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
@@ -207,16 +226,11 @@ impl Filesystem for DirsvcFs {
         });
     }
 
-    /// Every object has exactly one name.
-    fn link(
-        &self,
-        _request: &Request,
-        _ino: INodeNo,
-        _newparent: INodeNo,
-        _newname: &OsStr,
-        reply: ReplyEntry,
-    ) {
-        reply.error(Errno::EPERM);
+    fn link(&self, _request: &Request, ino: INodeNo, newparent: INodeNo, newname: &OsStr, reply: ReplyEntry) {
+        let (name, ttl) = (bytes(newname), self.ttl());
+        self.spawn(move |core| async move {
+            reply_entry(reply, ttl, core.link(ino.0, newparent.0, &name).await);
+        });
     }
 
     fn open(&self, _request: &Request, ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {
@@ -268,6 +282,7 @@ impl Filesystem for DirsvcFs {
         });
     }
 
+    /// Writes are on the file's server when acknowledged: nothing is left to push at close.
     fn flush(
         &self,
         _request: &Request,
@@ -276,7 +291,7 @@ impl Filesystem for DirsvcFs {
         _lock_owner: LockOwner,
         reply: ReplyEmpty,
     ) {
-        self.spawn(move |core| async move { reply_empty(reply, core.flush(fh.0).await) });
+        reply_empty(reply, self.core.open_file(fh.0).map(drop));
     }
 
     fn release(
@@ -292,8 +307,9 @@ impl Filesystem for DirsvcFs {
         self.spawn(move |core| async move { reply_empty(reply, core.release(fh.0).await) });
     }
 
+    /// Writes (and their size) are durable when acknowledged: nothing to sync.
     fn fsync(&self, _request: &Request, _ino: INodeNo, fh: FileHandle, _datasync: bool, reply: ReplyEmpty) {
-        self.spawn(move |core| async move { reply_empty(reply, core.fsync(fh.0).await) });
+        reply_empty(reply, self.core.open_file(fh.0).map(drop));
     }
 
     fn opendir(&self, _request: &Request, ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {

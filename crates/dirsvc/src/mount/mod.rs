@@ -11,6 +11,8 @@
 //! A server that is down makes the operations on its partitions (and on directories whose
 //! metadata object it holds) fail with EIO at once (its connection is refused) or after `timeout`
 //! (it does not answer); nothing hangs, and the mount works again as soon as the server is back.
+//! Before mounting, every server is asked once: a wrong secret, or no answer from the server
+//! holding the root, fails the mount with the reason.
 
 mod attr;
 mod attributes;
@@ -20,9 +22,7 @@ mod entries;
 mod file_ops;
 mod fs;
 mod nodes;
-mod open_files;
 
-use std::io;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -32,6 +32,8 @@ use self::core::{MountCore, Settings};
 use self::fs::DirsvcFs;
 use crate::client::Client;
 use crate::cluster::Cluster;
+use crate::error::{Error, ErrorKind, Result};
+use crate::ids::{ROOT_ID, home_server};
 
 /// What a mount is made of.
 #[derive(Clone, Debug)]
@@ -52,20 +54,52 @@ pub struct MountOptions {
     pub allow_other: bool,
 }
 
-/// Mounts the cluster's namespace at `options.mountpoint`, ready to be served.
-pub fn session(options: &MountOptions) -> io::Result<Session<DirsvcFs>> {
+/// A mount ready to be served, and warnings about servers that did not answer.
+pub struct Prepared {
+    pub session: Session<DirsvcFs>,
+    pub warnings: Vec<String>,
+}
+
+/// Checks the cluster (the secret, and that the root's server answers), then mounts its namespace
+/// at `options.mountpoint`.
+pub fn session(options: &MountOptions) -> Result<Prepared> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(options.workers.max(1))
         .thread_name("dirsvc-mount")
         .enable_all()
-        .build()?;
+        .build()
+        .map_err(|e| Error::io(format!("cannot start the runtime: {e}")))?;
     let client = {
         let _context = runtime.enter();
         Client::connect_with_timeout(&options.cluster, options.timeout)
     };
+    let warnings = runtime.block_on(check_cluster(&client))?;
     let settings = Settings { ttl: options.ttl, initial_partitions: options.initial_partitions };
-    let filesystem = DirsvcFs::new(MountCore::new(client, settings), runtime);
-    Session::new(filesystem, &options.mountpoint, &config(options))
+    let session_id = rand::random::<u64>().max(1);
+    let filesystem = DirsvcFs::new(MountCore::new(client, settings, session_id), runtime);
+    let session = Session::new(filesystem, &options.mountpoint, &config(options))
+        .map_err(|e| Error::io(format!("cannot mount at {}: {e}", options.mountpoint.display())))?;
+    Ok(Prepared { session, warnings })
+}
+
+/// Asks every server at once. A refused secret anywhere, or a root server that does not answer,
+/// is an error; another server that does not answer is a warning (its partitions fail with EIO
+/// until it is back).
+async fn check_cluster(client: &Client) -> Result<Vec<String>> {
+    let pings = (0..client.server_count()).map(|server| async move { (server, client.ping(server).await) });
+    let mut warnings = Vec::new();
+    for (server, answer) in futures_util::future::join_all(pings).await {
+        match answer {
+            Ok(_) => {}
+            Err(e) if e.kind == ErrorKind::Unauthenticated => return Err(e),
+            Err(e) if server == home_server(ROOT_ID) => {
+                return Err(Error::new(e.kind, format!("{e} (it holds the root directory)")));
+            }
+            Err(e) => warnings.push(format!("{e}: its partitions answer EIO until it is back")),
+        }
+    }
+    client.fetch_dir(ROOT_ID).await?;
+    Ok(warnings)
 }
 
 fn config(options: &MountOptions) -> Config {

@@ -1,46 +1,77 @@
 //! How each mutation changes the store, inside the writer's current transaction. Every mutation
 //! checks everything first and writes only when it will succeed, so a refused request leaves the
-//! transaction — and the store — as it was.
+//! transaction — and the store — as it was. The namespace's entries are in `entries.rs`, objects
+//! (inodes, links, directories' attributes) in `objects.rs`, changes to other servers' objects in
+//! `effects.rs`; this file holds the batch itself, directories' partitions and splits.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use fjall::{Readable, SingleWriterWriteTx};
 use prost::Message;
 
+use super::effects::JobEffects;
 use super::mutation::{Mutation, Outcome, PartKey, Refusal, SplitPlan, failure, wrong_partition};
-use super::store::{self, IDENTITY_KEY, NEXT_SEQ_KEY, Store, StoreError, dir_key, entry_key, part_key};
+use super::open_refs::OpenRefs;
+use super::store::{self, IDENTITY_KEY, Store, StoreError, dir_key, entry_key, part_key};
+use super::touches::Touches;
 use crate::ids::{ROOT_ID, home_server, make_id, now_ns};
 use crate::mapping::{Bitmap, name_hash, owns};
 use crate::proto::{Attrs, DirMeta, Entry, EntryRecord, FailureKind, Kind, PartitionRecord, ServerIdentity};
 
+/// Counters kept in the `server` keyspace, loaded once by the writer and saved with each commit
+/// that moved them.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Counters {
+    /// The next object id's sequence number.
+    pub seq: u64,
+    /// The next link intent's number.
+    pub intent: u64,
+    /// The next outgoing effect's sequence number.
+    pub effect: u64,
+}
+
+/// What a batch needs beyond the store: the server's shared in-memory state.
+pub struct Shared<'a> {
+    pub opens: &'a OpenRefs,
+    pub touches: &'a Touches,
+}
+
 /// One group commit in the making: the open transaction plus the partition records it touched.
 pub struct Batch<'a> {
-    store: &'a Store,
-    tx: SingleWriterWriteTx<'a>,
-    index: u32,
-    next_seq: &'a mut u64,
-    seq_dirty: bool,
+    pub(super) store: &'a Store,
+    pub(super) tx: SingleWriterWriteTx<'a>,
+    pub(super) index: u32,
+    counters: &'a mut Counters,
+    counters_dirty: bool,
     parts: BTreeMap<PartKey, Option<PartitionRecord>>,
     dirty: BTreeSet<PartKey>,
+    pub(super) shared: Shared<'a>,
+    /// The effects of the mutation being applied (see `take_job_effects`).
+    pub(super) job: JobEffects,
+    /// Inodes deleted in this batch (opens of them fail until the commit).
+    pub reaped: Vec<u64>,
     /// Splits that finished in this batch (waiters are woken after the commit).
     pub splits_finished: usize,
 }
 
 impl<'a> Batch<'a> {
-    pub fn new(store: &'a Store, index: u32, next_seq: &'a mut u64) -> Self {
+    pub fn new(store: &'a Store, index: u32, counters: &'a mut Counters, shared: Shared<'a>) -> Self {
         Self {
             store,
             tx: store.durable_tx(),
             index,
-            next_seq,
-            seq_dirty: false,
+            counters,
+            counters_dirty: false,
             parts: BTreeMap::new(),
             dirty: BTreeSet::new(),
+            shared,
+            job: JobEffects::default(),
+            reaped: Vec::new(),
             splits_finished: 0,
         }
     }
 
-    /// Writes the touched partition records and the id counter, then commits and syncs.
+    /// Writes the touched partition records and the counters, then commits and syncs.
     /// Returns the partitions that may now need a split.
     pub fn commit(mut self) -> Result<Vec<PartKey>, StoreError> {
         let mut candidates = Vec::new();
@@ -55,27 +86,18 @@ impl<'a> Batch<'a> {
                 None => self.tx.remove(&self.store.parts, part_key(key.0, key.1)),
             }
         }
-        if self.seq_dirty {
-            self.tx.insert(&self.store.server, NEXT_SEQ_KEY, self.next_seq.to_le_bytes().to_vec());
+        if self.counters_dirty {
+            let counters = [
+                (store::NEXT_SEQ_KEY, self.counters.seq),
+                (store::NEXT_INTENT_KEY, self.counters.intent),
+                (store::NEXT_EFFECT_KEY, self.counters.effect),
+            ];
+            for (key, value) in counters {
+                self.tx.insert(&self.store.server, key, value.to_le_bytes().to_vec());
+            }
         }
         self.tx.commit()?;
         Ok(candidates)
-    }
-
-    pub(super) fn tx(&self) -> &SingleWriterWriteTx<'a> {
-        &self.tx
-    }
-
-    pub(super) fn tx_mut(&mut self) -> &mut SingleWriterWriteTx<'a> {
-        &mut self.tx
-    }
-
-    pub(super) fn store(&self) -> &'a Store {
-        self.store
-    }
-
-    pub(super) fn index(&self) -> u32 {
-        self.index
     }
 
     pub fn apply(&mut self, mutation: Mutation) -> Result<Outcome, Refusal> {
@@ -83,24 +105,31 @@ impl<'a> Batch<'a> {
             Mutation::Format { index, servers, root_partitions, split_threshold } => {
                 self.format(index, servers, root_partitions, split_threshold)
             }
-            Mutation::Create { at, name, hash, attrs, id, replace_id, target } => {
-                self.create(at, &name, hash, attrs, (id, replace_id), target)
+            Mutation::Create { at, name, hash, attrs, id, replace_id, target, link_intent, open_session } => {
+                let new =
+                    super::entries::NewEntry { attrs, id, replace_id, target, link_intent, open_session };
+                self.create(at, &name, hash, new)
             }
-            Mutation::Unlink { at, name, hash, expect_id, directory, keep_data } => {
-                self.unlink(at, &name, hash, expect_id, (directory, keep_data))
+            Mutation::Unlink { at, name, hash, expect_id, directory } => {
+                self.unlink(at, &name, hash, expect_id, directory)
             }
-            Mutation::SetAttr { at, name, hash, expect_id, change } => {
-                self.set_attr(at, &name, hash, expect_id, &change)
+            Mutation::FenceLink { at, name, hash, id, intent } => {
+                self.fence_link(at, &name, hash, (id, intent))
             }
-            Mutation::SetDirAttr { dir, change } => self.set_dir_attr(dir, &change),
-            Mutation::WriteData { file, offset, data, valid_size } => {
-                self.write_data(file, offset, &data, valid_size).map_err(internal)?;
+            Mutation::SetObjectAttr { id, change } => self.set_object_attr(id, &change),
+            Mutation::WriteData { file, offset, data } => self.write(file, offset, &data),
+            Mutation::AddLink { id, dir, name } => self.add_link(id, dir, &name),
+            Mutation::SettleLink { id, intent, made } => self.settle_link(id, intent, made),
+            Mutation::Reclaim { ids } => {
+                for id in ids {
+                    self.reclaim(id)?;
+                }
                 Ok(Outcome::Done)
             }
-            Mutation::TruncateData { file, size } => {
-                self.truncate_data(file, size).map_err(internal)?;
-                Ok(Outcome::Done)
-            }
+            Mutation::ApplyEffects { from, effects } => self.apply_effects(from, effects),
+            Mutation::Delivered { dest, through } => self.delivered(dest, through),
+            Mutation::Fold => Ok(Outcome::Done),
+            Mutation::Repair(action) => self.repair(action),
             Mutation::Rename { from, from_name, from_hash, to, to_name, to_hash, expect_id, replace_id } => {
                 self.rename((from, &from_name, from_hash), (to, &to_name, to_hash), expect_id, replace_id)
             }
@@ -108,6 +137,9 @@ impl<'a> Batch<'a> {
                 self.create_dir(parent, attrs, initial_partitions, split_threshold)
             }
             Mutation::RemoveDir { dir } => {
+                if dir == ROOT_ID {
+                    return Err(failure(FailureKind::NotPermitted, "the root directory cannot be removed"));
+                }
                 let meta = self.dir(dir)?;
                 self.tx.remove(&self.store.dirs, dir_key(dir));
                 Ok(Outcome::Dir(meta))
@@ -123,12 +155,6 @@ impl<'a> Batch<'a> {
                 }
                 merged.merge(&bitmap);
                 meta.bitmap = merged.as_bytes().to_vec();
-                self.put_dir(&meta);
-                Ok(Outcome::Dir(meta))
-            }
-            Mutation::SetParent { dir, parent } => {
-                let mut meta = self.dir(dir)?;
-                meta.parent = parent;
                 self.put_dir(&meta);
                 Ok(Outcome::Dir(meta))
             }
@@ -190,127 +216,15 @@ impl<'a> Batch<'a> {
             bitmap: Bitmap::initial(servers, root_partitions).as_bytes().to_vec(),
             split_threshold,
             initial_partitions: root_partitions,
+            ..DirMeta::default()
         };
         if index == home_server(ROOT_ID) {
             self.put_dir(&root);
-            *self.next_seq = (*self.next_seq).max(ROOT_ID + 1);
-            self.seq_dirty = true;
+            self.counters.seq = self.counters.seq.max(ROOT_ID + 1);
+            self.counters_dirty = true;
         }
         self.init_partitions(&root)?;
         Ok(Outcome::Done)
-    }
-
-    fn create(
-        &mut self,
-        at: PartKey,
-        name: &[u8],
-        hash: u64,
-        mut attrs: Attrs,
-        (id, replace_id): (u64, u64),
-        target: Vec<u8>,
-    ) -> Result<Outcome, Refusal> {
-        let mut record = self.routed(at, hash)?;
-        let existing = self.entry(at, name)?;
-        check_replace(existing.as_ref(), replace_id, name)?;
-        if let Some(victim) = &existing
-            && victim.id != id
-        {
-            self.drop_local_data(victim)?;
-        }
-        let id = if id == 0 {
-            let now = now_ns();
-            attrs.atime_ns = now;
-            attrs.mtime_ns = now;
-            attrs.ctime_ns = now;
-            // A symlink's size is its target's length, as lstat reports it.
-            attrs.size = target.len() as u64;
-            self.allocate_id()
-        } else {
-            id
-        };
-        let record_bytes = EntryRecord { id, attrs: Some(attrs), target: target.clone() }.encode_to_vec();
-        self.tx.insert(&self.store.entries, entry_key(at.0, at.1, name), record_bytes);
-        if existing.is_none() {
-            record.entries += 1;
-            self.put_partition(at, Some(record));
-        }
-        Ok(Outcome::Entry(Entry { name: name.to_vec(), id, attrs: Some(attrs), target }))
-    }
-
-    fn unlink(
-        &mut self,
-        at: PartKey,
-        name: &[u8],
-        hash: u64,
-        expect_id: u64,
-        (directory, keep_data): (bool, bool),
-    ) -> Result<Outcome, Refusal> {
-        let mut record = self.routed(at, hash)?;
-        let Some(existing) = self.entry(at, name)? else {
-            return Err(not_found(name));
-        };
-        if expect_id != 0 && existing.id != expect_id {
-            return Err(failure(FailureKind::Changed, format!("{} was replaced meanwhile", shown(name))));
-        }
-        let is_dir = existing.attrs.as_ref().map(Attrs::kind) == Some(Kind::Directory);
-        if directory && !is_dir {
-            return Err(failure(FailureKind::NotDirectory, format!("{} is not a directory", shown(name))));
-        }
-        if !directory && is_dir {
-            return Err(failure(FailureKind::IsDirectory, format!("{} is a directory", shown(name))));
-        }
-        if !keep_data {
-            self.drop_local_data(&existing)?;
-        }
-        self.tx.remove(&self.store.entries, entry_key(at.0, at.1, name));
-        record.entries = record.entries.saturating_sub(1);
-        self.put_partition(at, Some(record));
-        Ok(Outcome::Entry(Entry {
-            name: name.to_vec(),
-            id: existing.id,
-            attrs: existing.attrs,
-            target: existing.target,
-        }))
-    }
-
-    fn rename(
-        &mut self,
-        (from, from_name, from_hash): (PartKey, &[u8], u64),
-        (to, to_name, to_hash): (PartKey, &[u8], u64),
-        expect_id: u64,
-        replace_id: u64,
-    ) -> Result<Outcome, Refusal> {
-        self.routed(from, from_hash)?;
-        self.routed(to, to_hash)?;
-        let Some(mut moving) = self.entry(from, from_name)? else {
-            return Err(not_found(from_name));
-        };
-        if expect_id != 0 && moving.id != expect_id {
-            return Err(failure(
-                FailureKind::Changed,
-                format!("{} was replaced meanwhile", shown(from_name)),
-            ));
-        }
-        let existing = self.entry(to, to_name)?;
-        check_replace(existing.as_ref(), replace_id, to_name)?;
-        if let Some(victim) = &existing {
-            self.drop_local_data(victim)?;
-        }
-        if let Some(attrs) = moving.attrs.as_mut() {
-            attrs.ctime_ns = now_ns();
-        }
-        self.tx.remove(&self.store.entries, entry_key(from.0, from.1, from_name));
-        self.tx.insert(&self.store.entries, entry_key(to.0, to.1, to_name), moving.encode_to_vec());
-        self.adjust_count(from, -1)?;
-        if existing.is_none() {
-            self.adjust_count(to, 1)?;
-        }
-        Ok(Outcome::Entry(Entry {
-            name: to_name.to_vec(),
-            id: moving.id,
-            attrs: moving.attrs,
-            target: moving.target,
-        }))
     }
 
     fn create_dir(
@@ -336,6 +250,7 @@ impl<'a> Batch<'a> {
             bitmap: Bitmap::initial(servers, initial).as_bytes().to_vec(),
             split_threshold,
             initial_partitions: initial,
+            ..DirMeta::default()
         };
         self.put_dir(&meta);
         Ok(Outcome::Dir(meta))
@@ -365,6 +280,9 @@ impl<'a> Batch<'a> {
     }
 
     fn seal(&mut self, at: PartKey, seal: bool) -> Result<Outcome, Refusal> {
+        if seal && at.0 == ROOT_ID {
+            return Err(failure(FailureKind::NotPermitted, "the root directory cannot be removed"));
+        }
         let Some(mut record) = self.partition(at)? else {
             return Err(no_partition(at));
         };
@@ -430,7 +348,7 @@ impl<'a> Batch<'a> {
             if !self.tx.contains_key(&self.store.entries, &key).map_err(|e| internal(e.into()))? {
                 record.entries += 1;
             }
-            let value = EntryRecord { id: entry.id, attrs: entry.attrs, target: entry.target };
+            let value = EntryRecord { id: entry.id, kind: entry.kind, link_intent: entry.link_intent };
             self.tx.insert(&self.store.entries, key, value.encode_to_vec());
         }
         if activate {
@@ -495,7 +413,7 @@ impl<'a> Batch<'a> {
         Ok(record)
     }
 
-    fn partition(&mut self, at: PartKey) -> Result<Option<PartitionRecord>, Refusal> {
+    pub(super) fn partition(&mut self, at: PartKey) -> Result<Option<PartitionRecord>, Refusal> {
         if let Some(cached) = self.parts.get(&at) {
             return Ok(cached.clone());
         }
@@ -504,12 +422,12 @@ impl<'a> Batch<'a> {
         Ok(loaded)
     }
 
-    fn put_partition(&mut self, at: PartKey, record: Option<PartitionRecord>) {
+    pub(super) fn put_partition(&mut self, at: PartKey, record: Option<PartitionRecord>) {
         self.parts.insert(at, record);
         self.dirty.insert(at);
     }
 
-    fn adjust_count(&mut self, at: PartKey, delta: i64) -> Result<(), Refusal> {
+    pub(super) fn adjust_count(&mut self, at: PartKey, delta: i64) -> Result<(), Refusal> {
         if let Some(mut record) = self.partition(at)? {
             record.entries = record.entries.saturating_add_signed(delta);
             self.put_partition(at, Some(record));
@@ -517,14 +435,13 @@ impl<'a> Batch<'a> {
         Ok(())
     }
 
-    pub(super) fn entry(&mut self, at: PartKey, name: &[u8]) -> Result<Option<EntryRecord>, Refusal> {
-        store::get_entry(&self.tx, self.store, at.0, at.1, name).map_err(internal)
+    pub(super) fn dir(&mut self, dir: u64) -> Result<DirMeta, Refusal> {
+        self.find_dir(dir)?
+            .ok_or_else(|| failure(FailureKind::NotFound, format!("no directory with id {dir:#x}")))
     }
 
-    pub(super) fn dir(&mut self, dir: u64) -> Result<DirMeta, Refusal> {
-        store::get_dir(&self.tx, self.store, dir)
-            .map_err(internal)?
-            .ok_or_else(|| failure(FailureKind::NotFound, format!("no directory with id {dir:#x}")))
+    pub(super) fn find_dir(&mut self, dir: u64) -> Result<Option<DirMeta>, Refusal> {
+        store::get_dir(&self.tx, self.store, dir).map_err(internal)
     }
 
     pub(super) fn put_dir(&mut self, meta: &DirMeta) {
@@ -538,11 +455,25 @@ impl<'a> Batch<'a> {
         Ok(identity.servers)
     }
 
-    fn allocate_id(&mut self) -> u64 {
-        let seq = (*self.next_seq).max(1);
-        *self.next_seq = seq + 1;
-        self.seq_dirty = true;
+    pub(super) fn allocate_id(&mut self) -> u64 {
+        let seq = self.counters.seq.max(1);
+        self.counters.seq = seq + 1;
+        self.counters_dirty = true;
         make_id(self.index, seq)
+    }
+
+    pub(super) fn allocate_intent(&mut self) -> u64 {
+        let intent = self.counters.intent.max(1);
+        self.counters.intent = intent + 1;
+        self.counters_dirty = true;
+        intent
+    }
+
+    pub(super) fn allocate_effect(&mut self) -> u64 {
+        let seq = self.counters.effect.max(1);
+        self.counters.effect = seq + 1;
+        self.counters_dirty = true;
+        seq
     }
 }
 
@@ -597,7 +528,11 @@ fn wants_split(record: &PartitionRecord) -> bool {
             .is_ok_and(|b| b.get(u64::from(record.index)) && b.split_child(record.index).is_some())
 }
 
-fn check_replace(existing: Option<&EntryRecord>, replace_id: u64, name: &[u8]) -> Result<(), Refusal> {
+pub(super) fn check_replace(
+    existing: Option<&EntryRecord>,
+    replace_id: u64,
+    name: &[u8],
+) -> Result<(), Refusal> {
     match (existing, replace_id) {
         (None, 0) => Ok(()),
         (Some(_), 0) => Err(failure(FailureKind::Exists, format!("{} exists", shown(name)))),

@@ -1,46 +1,49 @@
-//! Attribute changes — chmod, chown, a truncate's new size, utimes — of entries and of directories'
-//! metadata objects (a directory's attributes live in its metadata object).
+//! Attribute changes — chmod, chown, utimes, a truncate's new size — of inodes and of directories'
+//! metadata objects, on the server in their id.
 
-use prost::Message;
-
-use super::apply::{Batch, not_found};
-use super::mutation::{Outcome, PartKey, Refusal, failure};
-use super::store::entry_key;
+use super::apply::{Batch, internal};
+use super::data::truncate;
+use super::mutation::{Outcome, Refusal, failure};
 use crate::ids::now_ns;
-use crate::proto::{AttrChange, Attrs, Entry, FailureKind};
+use crate::proto::{AttrChange, Attrs, FailureKind, Kind};
 
 impl Batch<'_> {
-    pub(super) fn set_attr(
-        &mut self,
-        at: PartKey,
-        name: &[u8],
-        hash: u64,
-        expect_id: u64,
-        change: &AttrChange,
-    ) -> Result<Outcome, Refusal> {
-        self.routed(at, hash)?;
-        let Some(mut record) = self.entry(at, name)? else {
-            return Err(not_found(name));
-        };
-        if expect_id != 0 && record.id != expect_id {
-            return Err(failure(FailureKind::Changed, "the entry was replaced meanwhile"));
+    pub(super) fn set_object_attr(&mut self, id: u64, change: &AttrChange) -> Result<Outcome, Refusal> {
+        let now = now_ns();
+        if let Some(mut meta) = self.find_dir(id)? {
+            if change.size.is_some() {
+                return Err(failure(FailureKind::IsDirectory, "a directory has no size to set"));
+            }
+            apply_change(meta.attrs.get_or_insert_default(), change, now);
+            record_set_times(change, now, (&mut meta.mtime_set_ns, &mut meta.atime_set_ns));
+            self.put_dir(&meta);
+            return self.object_outcome(id);
         }
-        apply_change(record.attrs.get_or_insert_default(), change, now_ns());
-        let entries = self.store().entries.clone();
-        self.tx_mut().insert(&entries, entry_key(at.0, at.1, name), record.encode_to_vec());
-        Ok(Outcome::Entry(Entry {
-            name: name.to_vec(),
-            id: record.id,
-            attrs: record.attrs,
-            target: record.target,
-        }))
+        let Some(mut inode) = self.inode(id)? else {
+            return Err(failure(FailureKind::NotFound, format!("no object with id {id:#x}")));
+        };
+        let attrs = inode.attrs.get_or_insert_default();
+        if let Some(size) = change.size {
+            if attrs.kind() != Kind::File {
+                return Err(failure(FailureKind::NotPermitted, "only a regular file has a size to set"));
+            }
+            // Growing again must show zeros where the file was cut.
+            truncate(self, id, size.min(attrs.size)).map_err(internal)?;
+        }
+        apply_change(attrs, change, now);
+        record_set_times(change, now, (&mut inode.mtime_set_ns, &mut inode.atime_set_ns));
+        self.put_inode(id, &inode);
+        self.object_outcome(id)
     }
+}
 
-    pub(super) fn set_dir_attr(&mut self, dir: u64, change: &AttrChange) -> Result<Outcome, Refusal> {
-        let mut meta = self.dir(dir)?;
-        apply_change(meta.attrs.get_or_insert_default(), change, now_ns());
-        self.put_dir(&meta);
-        Ok(Outcome::Dir(meta))
+/// Remembers when utimes set each time, so touches from before the setting do not undo it.
+fn record_set_times(change: &AttrChange, now: i64, (mtime_set, atime_set): (&mut i64, &mut i64)) {
+    if change.mtime_ns.is_some() {
+        *mtime_set = now;
+    }
+    if change.atime_ns.is_some() {
+        *atime_set = now;
     }
 }
 
@@ -74,6 +77,7 @@ pub fn apply_change(attrs: &mut Attrs, change: &AttrChange, now: i64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::proto::Attrs;
 
     #[test]
     fn changes_touch_only_what_they_name_and_always_ctime() {

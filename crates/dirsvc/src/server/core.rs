@@ -1,8 +1,11 @@
 //! The server's request handlers, independent of the RPC transport: validate, then read from a
 //! snapshot or hand a mutation to the writer. A request for a name that a split is moving waits
-//! for the split to finish (bounded), then gets its answer — usually "wrong partition".
+//! for the split to finish (bounded), then gets its answer — usually "wrong partition". The
+//! handlers of objects by id (attributes, links, data, opens) and of other servers' deliveries are
+//! in `object_rpcs.rs`.
 
 use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use tokio::sync::watch;
@@ -11,16 +14,20 @@ use tonic::Status;
 
 use super::apply::{check_route, no_partition, stored_bitmap};
 use super::mutation::{Mutation, Outcome, PartKey, Refusal};
+use super::objects::read_object;
+use super::open_refs::OpenRefs;
 use super::store::{self, Store};
+use super::touches::{Touches, relatime_due};
 use super::validate;
 use super::writer::{CommitStats, Writer};
+use crate::client::Client;
+use crate::ids::{home_server, now_ns};
 use crate::mapping::Bitmap;
 use crate::proto::{
-    Ack, CreateDirRequest, CreateRequest, DirMetaReply, DirRequest, EntryReply, Failure, FailureKind,
-    InitPartitionsRequest, InstallSplitRequest, Kind, LookupRequest, MergeBitmapRequest, PartitionRef,
-    PartitionStat, PartitionStatsReply, PingReply, ReadDataReply, ReadDataRequest, ReadPartitionReply,
-    ReadPartitionRequest, RenameRequest, SealRequest, SetAttrRequest, SetDirAttrRequest, SetParentRequest,
-    TruncateDataRequest, UnlinkRequest, UsageReply, UsageRequest, WriteDataRequest,
+    Ack, CreateDirRequest, CreateRequest, DirMetaReply, DirRequest, Entry, EntryReply, Failure, FailureKind,
+    FenceLinkRequest, InitPartitionsRequest, InstallSplitRequest, Kind, LookupRequest, MergeBitmapRequest,
+    PartitionRef, PartitionStat, PartitionStatsReply, PingReply, ReadPartitionReply, ReadPartitionRequest,
+    RenameRequest, SealRequest, Touch, TouchKind, UnlinkRequest, UsageReply, UsageRequest,
 };
 
 pub struct Core {
@@ -34,35 +41,46 @@ pub struct Core {
     pub split_wait: Duration,
     /// Where the store lives (statfs reports its file system).
     pub store_dir: PathBuf,
+    pub opens: Arc<OpenRefs>,
+    pub touches: Arc<Touches>,
+    /// This server as a client of the cluster (settling link intents routes like a client); set
+    /// once the server is on the network.
+    pub client: OnceLock<Arc<Client>>,
 }
 
 /// A handled request: an outcome or an in-band failure; `Err` is a gRPC-level error.
-type Handled = Result<Result<Outcome, Failure>, Status>;
+pub(super) type Handled = Result<Result<Outcome, Failure>, Status>;
+
+/// The parts of a core that exist before it does.
+pub struct CoreParts {
+    pub store: Store,
+    pub writer: Writer,
+    pub splits_finished: watch::Receiver<u64>,
+    pub commit_stats: watch::Receiver<CommitStats>,
+    pub store_dir: PathBuf,
+    pub opens: Arc<OpenRefs>,
+    pub touches: Arc<Touches>,
+}
 
 impl Core {
-    pub fn new(
-        index: u32,
-        servers: u32,
-        store: Store,
-        writer: Writer,
-        splits_finished: watch::Receiver<u64>,
-        commit_stats: watch::Receiver<CommitStats>,
-        store_dir: PathBuf,
-    ) -> Self {
+    pub fn new(index: u32, servers: u32, parts: CoreParts) -> Self {
         Self {
             index,
             servers,
-            store,
-            writer,
-            splits_finished,
-            commit_stats,
+            store: parts.store,
+            writer: parts.writer,
+            splits_finished: parts.splits_finished,
+            commit_stats: parts.commit_stats,
             split_wait: Duration::from_secs(30),
-            store_dir,
+            store_dir: parts.store_dir,
+            opens: parts.opens,
+            touches: parts.touches,
+            client: OnceLock::new(),
         }
     }
 
     /// Submits a mutation; while a split freezes it, waits for splits to finish and resubmits.
-    async fn submit(&self, mutation: Mutation) -> Handled {
+    pub(super) async fn submit(&self, mutation: Mutation) -> Handled {
         let deadline = Instant::now() + self.split_wait;
         loop {
             let mut finished = self.splits_finished.clone();
@@ -99,10 +117,7 @@ impl Core {
         let at = self.at(request.at.as_ref())?;
         let hash = validate::name(&request.name)?;
         let attrs = validate::attrs(request.attrs.as_ref())?;
-        if request.id == 0 && attrs.kind() == Kind::Directory {
-            return Err(validate::invalid("directories are made with CreateDir and linked with their id"));
-        }
-        validate::target(attrs.kind(), &request.target)?;
+        validate::new_entry(&request, attrs.kind())?;
         let outcome = self
             .submit(Mutation::Create {
                 at,
@@ -112,6 +127,8 @@ impl Core {
                 id: request.id,
                 replace_id: request.replace_id,
                 target: request.target,
+                link_intent: request.link_intent,
+                open_session: request.open_session,
             })
             .await;
         entry_reply(outcome)
@@ -127,56 +144,16 @@ impl Core {
                 hash,
                 expect_id: request.expect_id,
                 directory: request.directory,
-                keep_data: request.keep_data,
             })
             .await;
         entry_reply(outcome)
     }
 
-    pub async fn set_attr(&self, request: SetAttrRequest) -> Result<EntryReply, Status> {
+    pub async fn fence_link(&self, request: FenceLinkRequest) -> Result<EntryReply, Status> {
         let at = self.at(request.at.as_ref())?;
         let hash = validate::name(&request.name)?;
-        let change = validate::change(request.change.as_ref())?;
-        let outcome = self
-            .submit(Mutation::SetAttr { at, name: request.name, hash, expect_id: request.expect_id, change })
-            .await;
-        entry_reply(outcome)
-    }
-
-    pub async fn set_dir_attr(&self, request: SetDirAttrRequest) -> Result<DirMetaReply, Status> {
-        let change = validate::change(request.change.as_ref())?;
-        dir_reply(self.submit(Mutation::SetDirAttr { dir: request.dir, change }).await)
-    }
-
-    pub async fn write_data(&self, request: WriteDataRequest) -> Result<Ack, Status> {
-        validate::data_range(request.file, request.offset, request.data.len() as u64)?;
-        let mutation = Mutation::WriteData {
-            file: request.file,
-            offset: request.offset,
-            data: request.data,
-            valid_size: request.valid_size,
-        };
-        ack(self.submit(mutation).await)
-    }
-
-    pub async fn read_data(&self, request: ReadDataRequest) -> Result<ReadDataReply, Status> {
-        validate::data_range(request.file, request.offset, u64::from(request.length))?;
-        let snapshot = self.store.snapshot();
-        let data = super::data::read(
-            &snapshot,
-            &self.store,
-            request.file,
-            request.offset,
-            u64::from(request.length),
-            request.size,
-        )
-        .map_err(internal)?;
-        Ok(ReadDataReply { data })
-    }
-
-    pub async fn truncate_data(&self, request: TruncateDataRequest) -> Result<Ack, Status> {
-        validate::data_range(request.file, request.size, 0)?;
-        ack(self.submit(Mutation::TruncateData { file: request.file, size: request.size }).await)
+        let (id, intent) = (validate::id(request.id)?, request.intent);
+        entry_reply(self.submit(Mutation::FenceLink { at, name: request.name, hash, id, intent }).await)
     }
 
     /// The store's file system and how many entries this server's partitions hold (statfs).
@@ -236,15 +213,15 @@ impl Core {
                     let entry = store::get_entry(&snapshot, &self.store, at.0, at.1, &request.name)
                         .map_err(internal)?;
                     return Ok(match entry {
-                        Some(record) => EntryReply {
-                            entry: Some(crate::proto::Entry {
+                        Some(record) => {
+                            let named = Entry {
                                 name: request.name,
                                 id: record.id,
-                                attrs: record.attrs,
-                                target: record.target,
-                            }),
-                            failure: None,
-                        },
+                                kind: record.kind,
+                                ..Entry::default()
+                            };
+                            EntryReply { entry: Some(self.joined(&snapshot, named)?), failure: None }
+                        }
                         None => EntryReply {
                             entry: None,
                             failure: Some(failure_of(
@@ -283,7 +260,43 @@ impl Core {
         }
         let (entries, more) = store::list_entries(&snapshot, &self.store, at.0, at.1, &request.after, limit)
             .map_err(internal)?;
+        let entries = entries.into_iter().map(|e| self.joined(&snapshot, e)).collect::<Result<_, _>>()?;
+        // A listing starts at partition 0, on the directory's own server: its access time (relatime).
+        if at.1 == 0 && request.after.is_empty() {
+            self.accessed(&snapshot, at.0).map_err(internal)?;
+        }
         Ok(ReadPartitionReply { entries, more, bitmap: bitmap.as_bytes().to_vec(), failure: None })
+    }
+
+    /// An entry with its object's attributes (and a symlink's target) when this server holds them.
+    fn joined(&self, view: &impl fjall::Readable, mut entry: Entry) -> Result<Entry, Status> {
+        entry.link_intent = 0;
+        if home_server(entry.id) == self.index
+            && let Some(object) = read_object(view, &self.store, &self.touches, entry.id).map_err(internal)?
+        {
+            entry.attrs = object.attrs;
+            entry.target = object.target;
+        }
+        Ok(entry)
+    }
+
+    /// Object `id` was read now: moves its access time when relatime says so.
+    pub(super) fn accessed(&self, view: &impl fjall::Readable, id: u64) -> store::StoreResult<()> {
+        let Some(object) = read_object(view, &self.store, &self.touches, id)? else {
+            return Ok(());
+        };
+        let now = now_ns();
+        if object.attrs.is_some_and(|attrs| relatime_due(&attrs, now)) {
+            self.touched(&[Touch { id, kind: TouchKind::TouchAccess as i32, time_ns: now }]);
+        }
+        Ok(())
+    }
+
+    /// Records touches of this server's objects; the writer folds them in.
+    pub(super) fn touched(&self, touches: &[Touch]) {
+        if self.touches.add(touches) {
+            self.writer.submit_detached(Mutation::Fold);
+        }
     }
 
     pub async fn create_dir(&self, request: CreateDirRequest) -> Result<DirMetaReply, Status> {
@@ -306,14 +319,17 @@ impl Core {
                 split_threshold: request.split_threshold,
             })
             .await;
-        dir_reply(outcome)
+        self.dir_reply(outcome)
     }
 
     pub async fn get_dir(&self, request: DirRequest) -> Result<DirMetaReply, Status> {
         let snapshot = self.store.snapshot();
         let meta = store::get_dir(&snapshot, &self.store, request.dir).map_err(internal)?;
         Ok(match meta {
-            Some(meta) => DirMetaReply { meta: Some(meta), failure: None },
+            Some(mut meta) => {
+                self.touches.overlay_dir(&mut meta);
+                DirMetaReply { meta: Some(meta), failure: None }
+            }
             None => DirMetaReply {
                 meta: None,
                 failure: Some(failure_of(
@@ -325,21 +341,14 @@ impl Core {
     }
 
     pub async fn remove_dir(&self, request: DirRequest) -> Result<DirMetaReply, Status> {
-        dir_reply(self.submit(Mutation::RemoveDir { dir: request.dir }).await)
-    }
-
-    pub async fn set_parent(&self, request: SetParentRequest) -> Result<DirMetaReply, Status> {
-        if request.parent == 0 {
-            return Err(validate::invalid("parent directory id 0 does not exist"));
-        }
-        let mutation = Mutation::SetParent { dir: request.dir, parent: request.parent };
-        dir_reply(self.submit(mutation).await)
+        let dir = validate::removable_dir(request.dir)?;
+        self.dir_reply(self.submit(Mutation::RemoveDir { dir }).await)
     }
 
     pub async fn merge_bitmap(&self, request: MergeBitmapRequest) -> Result<DirMetaReply, Status> {
         let bitmap = validate::bitmap(&request.bitmap, self.servers)?;
         let mutation = Mutation::MergeBitmap { dir: request.dir, bitmap };
-        dir_reply(self.submit(mutation).await)
+        self.dir_reply(self.submit(mutation).await)
     }
 
     pub async fn init_partitions(&self, request: InitPartitionsRequest) -> Result<Ack, Status> {
@@ -349,11 +358,15 @@ impl Core {
 
     pub async fn seal_partition(&self, request: SealRequest) -> Result<Ack, Status> {
         let at = self.at(request.at.as_ref())?;
+        if request.seal {
+            validate::removable_dir(at.0)?;
+        }
         ack(self.submit(Mutation::Seal { at, seal: request.seal }).await)
     }
 
     pub async fn drop_partition(&self, request: PartitionRef) -> Result<Ack, Status> {
         let at = self.at(Some(&request))?;
+        validate::removable_dir(at.0)?;
         ack(self.submit(Mutation::DropPartition { at }).await)
     }
 
@@ -392,6 +405,12 @@ impl Core {
         Ok(PartitionStatsReply { partitions, failure: None })
     }
 
+    /// Waits until the writer has applied everything queued before (touches folded in): what
+    /// tests comparing stores need.
+    pub async fn settle_writer(&self) {
+        let _ = self.writer.submit(Mutation::Fold).await;
+    }
+
     /// Records this server's identity and creates its share of the root directory, on first
     /// start; on later starts checks that the store belongs to this server of this cluster.
     pub async fn format(&self, root_partitions: u32, split_threshold: u64) -> crate::error::Result<()> {
@@ -406,6 +425,8 @@ impl Core {
 
     pub fn ping(&self) -> PingReply {
         let stats = *self.commit_stats.borrow();
+        let snapshot = self.store.snapshot();
+        let count = |tag: u8| fjall::Readable::prefix(&snapshot, &self.store.pending, [tag]).count() as u64;
         PingReply {
             index: self.index,
             servers: self.servers,
@@ -414,7 +435,20 @@ impl Core {
             mutations: stats.mutations,
             sync_micros: stats.sync_time.as_micros() as u64,
             cpu_micros: process_cpu().as_micros() as u64,
+            outbox: count(store::OUTBOX),
+            intents: count(store::INTENTS),
         }
+    }
+
+    pub(super) fn dir_reply(&self, result: Handled) -> Result<DirMetaReply, Status> {
+        Ok(match result? {
+            Ok(Outcome::Dir(mut meta)) => {
+                self.touches.overlay_dir(&mut meta);
+                DirMetaReply { meta: Some(meta), failure: None }
+            }
+            Ok(other) => return Err(Status::internal(format!("unexpected outcome {other:?}"))),
+            Err(failure) => DirMetaReply { meta: None, failure: Some(failure) },
+        })
     }
 }
 
@@ -424,7 +458,7 @@ pub fn process_cpu() -> Duration {
     Duration::new(now.tv_sec as u64, now.tv_nsec as u32)
 }
 
-fn handled(refusal: Refusal) -> Handled {
+pub(super) fn handled(refusal: Refusal) -> Handled {
     match refusal {
         Refusal::Failure(failure) => Ok(Err(failure)),
         Refusal::Internal(message) => Err(Status::internal(message)),
@@ -432,7 +466,7 @@ fn handled(refusal: Refusal) -> Handled {
     }
 }
 
-fn entry_reply(result: Handled) -> Result<EntryReply, Status> {
+pub(super) fn entry_reply(result: Handled) -> Result<EntryReply, Status> {
     Ok(match result? {
         Ok(Outcome::Entry(entry)) => EntryReply { entry: Some(entry), failure: None },
         Ok(other) => return Err(Status::internal(format!("unexpected outcome {other:?}"))),
@@ -440,15 +474,7 @@ fn entry_reply(result: Handled) -> Result<EntryReply, Status> {
     })
 }
 
-fn dir_reply(result: Handled) -> Result<DirMetaReply, Status> {
-    Ok(match result? {
-        Ok(Outcome::Dir(meta)) => DirMetaReply { meta: Some(meta), failure: None },
-        Ok(other) => return Err(Status::internal(format!("unexpected outcome {other:?}"))),
-        Err(failure) => DirMetaReply { meta: None, failure: Some(failure) },
-    })
-}
-
-fn ack(result: Handled) -> Result<Ack, Status> {
+pub(super) fn ack(result: Handled) -> Result<Ack, Status> {
     Ok(match result? {
         Ok(Outcome::AlreadyDone) => Ack { failure: None, already_done: true },
         Ok(_) => Ack::default(),
@@ -463,10 +489,10 @@ fn page_failure(refusal: Refusal) -> Result<ReadPartitionReply, Status> {
     })
 }
 
-fn failure_of(kind: FailureKind, message: String) -> Failure {
+pub(super) fn failure_of(kind: FailureKind, message: String) -> Failure {
     Failure { kind: kind as i32, message, bitmap: Vec::new() }
 }
 
-fn internal(e: store::StoreError) -> Status {
+pub(super) fn internal(e: store::StoreError) -> Status {
     Status::internal(e.to_string())
 }

@@ -1,16 +1,13 @@
 //! File data: the bytes of a file, in chunks of `CHUNK` bytes keyed by file id ‖ chunk index, on the
-//! server that allocated the file's id. Splits and renames move entries, never data, so a file's
-//! data stays where it was written. The file's size lives in its entry (on the partition's server):
-//! reads are clipped to the size the client knows, holes read as zeros, and a write first drops
-//! bytes beyond the size the client last saw (left by a write whose size update never happened).
+//! server that allocated the file's id, beside its inode. Splits and renames move entries, never
+//! data, so a file's data stays where it was written. The size lives in the inode and changes in
+//! the same transaction as the data (a write, a truncate): reads are clipped to it, holes read as
+//! zeros.
 
 use fjall::Readable;
 
-use super::apply::{Batch, internal};
-use super::mutation::Refusal;
+use super::apply::Batch;
 use super::store::{Store, StoreResult};
-use crate::ids::home_server;
-use crate::proto::{Attrs, EntryRecord, Kind};
 
 /// Bytes per stored chunk: a small file is one chunk, one key.
 pub const CHUNK: u64 = 64 * 1024;
@@ -26,17 +23,6 @@ fn chunk_of(key: &[u8]) -> u64 {
     let mut raw = [0u8; 8];
     raw.copy_from_slice(&key[8..16]);
     u64::from_be_bytes(raw)
-}
-
-/// One past the last stored byte of `file` (0 without data).
-fn stored_length(view: &impl Readable, store: &Store, file: u64) -> StoreResult<u64> {
-    match view.prefix(&store.data, file.to_be_bytes()).next_back() {
-        None => Ok(0),
-        Some(item) => {
-            let (key, value) = item.into_inner()?;
-            Ok(chunk_of(&key) * CHUNK + value.len() as u64)
-        }
-    }
 }
 
 /// Bytes `offset..offset + length` of a file of `size` bytes: clipped at `size`, holes as zeros.
@@ -69,11 +55,8 @@ pub fn read(
 }
 
 impl Batch<'_> {
-    /// Writes `data` at `offset`, after dropping any stored bytes beyond `valid_size`.
-    pub fn write_data(&mut self, file: u64, offset: u64, data: &[u8], valid_size: u64) -> StoreResult<()> {
-        if stored_length(self.tx(), self.store(), file)? > valid_size {
-            self.truncate_data(file, valid_size)?;
-        }
+    /// Stores `data` at `offset` of `file`.
+    pub(super) fn write_chunks(&mut self, file: u64, offset: u64, data: &[u8]) -> StoreResult<()> {
         let end = offset + data.len() as u64;
         let mut at = offset;
         while at < end {
@@ -81,50 +64,62 @@ impl Batch<'_> {
             let start = chunk * CHUNK;
             let upto = end.min(start + CHUNK);
             let key = data_key(file, chunk);
-            let mut bytes = self.tx().get(&self.store().data, key)?.map(|v| v.to_vec()).unwrap_or_default();
+            let mut bytes = self.tx.get(&self.store.data, key)?.map(|v| v.to_vec()).unwrap_or_default();
             let (from, to) = ((at - start) as usize, (upto - start) as usize);
             if bytes.len() < to {
                 bytes.resize(to, 0);
             }
             bytes[from..to].copy_from_slice(&data[(at - offset) as usize..(upto - offset) as usize]);
-            let data_keyspace = self.store().data.clone();
-            self.tx_mut().insert(&data_keyspace, key, bytes);
+            self.tx.insert(&self.store.data, key, bytes);
             at = upto;
         }
         Ok(())
     }
+}
 
-    /// Drops the data of a regular file whose name went away, when this server holds it; the
-    /// client asks the server that holds it otherwise.
-    pub(super) fn drop_local_data(&mut self, entry: &EntryRecord) -> Result<(), Refusal> {
-        let is_file = entry.attrs.as_ref().map(Attrs::kind) == Some(Kind::File);
-        if is_file && home_server(entry.id) == self.index() {
-            self.truncate_data(entry.id, 0).map_err(internal)?;
-        }
-        Ok(())
+/// Drops the bytes of `file` at and beyond `size` (all of them for 0).
+pub(super) fn truncate(batch: &mut Batch<'_>, file: u64, size: u64) -> StoreResult<()> {
+    let first_dropped = size.div_ceil(CHUNK);
+    let keys: Vec<Vec<u8>> = batch
+        .tx
+        .range(&batch.store.data, data_key(file, first_dropped)..=data_key(file, u64::MAX))
+        .map(|item| item.key().map(|k| k.to_vec()))
+        .collect::<Result<_, _>>()?;
+    for key in keys {
+        batch.tx.remove(&batch.store.data, key);
     }
+    if !size.is_multiple_of(CHUNK) {
+        let key = data_key(file, size / CHUNK);
+        if let Some(bytes) = batch.tx.get(&batch.store.data, key)?
+            && bytes.len() as u64 > size % CHUNK
+        {
+            let kept = bytes[..(size % CHUNK) as usize].to_vec();
+            batch.tx.insert(&batch.store.data, key, kept);
+        }
+    }
+    Ok(())
+}
 
-    /// Drops the bytes at and beyond `size` (all of them for 0).
-    pub fn truncate_data(&mut self, file: u64, size: u64) -> StoreResult<()> {
-        let first_dropped = size.div_ceil(CHUNK);
-        let keys: Vec<Vec<u8>> = self
-            .tx()
-            .range(&self.store().data, data_key(file, first_dropped)..=data_key(file, u64::MAX))
-            .map(|item| item.key().map(|k| k.to_vec()))
-            .collect::<Result<_, _>>()?;
-        let data_keyspace = self.store().data.clone();
-        for key in keys {
-            self.tx_mut().remove(&data_keyspace, key);
-        }
-        if !size.is_multiple_of(CHUNK) {
-            let key = data_key(file, size / CHUNK);
-            if let Some(bytes) = self.tx().get(&data_keyspace, key)?
-                && bytes.len() as u64 > size % CHUNK
-            {
-                let kept = bytes[..(size % CHUNK) as usize].to_vec();
-                self.tx_mut().insert(&data_keyspace, key, kept);
-            }
-        }
-        Ok(())
+/// The ids of files with stored data, after `after` (fsck looks for data without an inode).
+pub fn data_ids(view: &impl Readable, store: &Store, after: u64, limit: usize) -> StoreResult<Vec<u64>> {
+    let mut ids: Vec<u64> = Vec::new();
+    if after == u64::MAX {
+        return Ok(ids);
     }
+    let mut from = data_key(after + 1, 0);
+    while ids.len() < limit {
+        let Some(item) = view.range(&store.data, from..).next() else {
+            break;
+        };
+        let (key, _) = item.into_inner()?;
+        let mut raw = [0u8; 8];
+        raw.copy_from_slice(&key[..8]);
+        let id = u64::from_be_bytes(raw);
+        ids.push(id);
+        if id == u64::MAX {
+            break;
+        }
+        from = data_key(id + 1, 0);
+    }
+    Ok(ids)
 }

@@ -5,33 +5,57 @@ mod apply;
 mod attrs;
 pub mod core;
 mod data;
+mod deliver;
+mod effects;
+mod entries;
+mod log;
 mod mutation;
+mod object_rpcs;
+mod objects;
+mod open_refs;
+mod repair;
+mod resolver;
 mod rpc;
 mod split;
 pub mod store;
+mod touches;
 mod validate;
 mod writer;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, oneshot, watch};
 use tonic::transport::server::TcpIncoming;
 
-use self::core::Core;
+use self::core::{Core, CoreParts};
+use self::deliver::Outbound;
+use self::open_refs::OpenRefs;
 use self::split::Splitter;
 use self::store::Store;
-use self::writer::{Writer, WriterEvents};
+use self::touches::Touches;
+use self::writer::{Writer, WriterEvents, WriterShared};
 use crate::auth::CheckSecret;
+use crate::client::Client;
 use crate::cluster::Cluster;
 use crate::error::{Error, Result};
 use crate::proto::metadata_server::MetadataServer;
 use crate::transport::{REQUEST_TIMEOUT, connect_lazy};
 
 pub use self::data::CHUNK;
+pub use self::objects::LINK_MAX;
+pub use self::resolver::{GRACE as LINK_INTENT_GRACE, SESSION_LEASE};
+pub use self::validate::MAX_IDS;
 pub use self::writer::CommitStats;
+
+/// How long an answer waits for its effects to reach other servers (one that is down gets them
+/// when it is back; the answer goes out meanwhile).
+const EFFECT_WAIT: Duration = Duration::from_secs(1);
+/// How long one delivery to another server may take before it is retried.
+const DELIVERY_TIMEOUT: Duration = Duration::from_secs(5);
 
 pub struct ServerOptions {
     pub cluster: Cluster,
@@ -89,18 +113,35 @@ pub async fn start(options: &ServerOptions, listener: Option<TcpListener>) -> Re
             "server index {index} out of range: the cluster has {servers} servers"
         )));
     };
-    let (core, candidates, interrupted) = open_core(&options.store_dir, index, servers)?;
-    let core = Arc::new(core);
+    let opened = open_core(&options.store_dir, index, servers)?;
+    let core = Arc::new(opened.core);
 
     core.format(config.root_partitions, config.split_threshold).await?;
 
-    let peers = config
-        .servers
-        .iter()
-        .map(|&addr| connect_lazy(addr, &options.cluster.secret, REQUEST_TIMEOUT))
-        .collect();
+    let peers = |timeout| -> Vec<_> {
+        config.servers.iter().map(|&addr| connect_lazy(addr, &options.cluster.secret, timeout)).collect()
+    };
     let (stop_splitting, splitting_stopped) = watch::channel(false);
-    Splitter::spawn(Arc::clone(&core), peers, candidates, interrupted, splitting_stopped);
+    opened
+        .outbound
+        .start_delivery(
+            index,
+            peers(DELIVERY_TIMEOUT),
+            core.store.clone(),
+            core.writer.clone(),
+            splitting_stopped.clone(),
+        )
+        .map_err(|e| Error::io(format!("reading the outbox: {e}")))?;
+    let client = Arc::new(Client::connect(&options.cluster));
+    let _ = core.client.set(Arc::clone(&client));
+    resolver::spawn(Arc::clone(&core), client, splitting_stopped.clone());
+    Splitter::spawn(
+        Arc::clone(&core),
+        peers(REQUEST_TIMEOUT),
+        opened.candidates,
+        opened.interrupted,
+        splitting_stopped,
+    );
 
     let listener = match listener {
         Some(listener) => listener,
@@ -127,22 +168,35 @@ pub async fn start(options: &ServerOptions, listener: Option<TcpListener>) -> Re
     Ok(RunningServer { addr, core, stop: Some((stop_serving, stop_splitting)), serving })
 }
 
-/// Runs server `options.index` until SIGTERM or SIGINT: what `canopy dirsvc serve` does.
+/// Runs server `options.index` until SIGTERM or SIGINT: what `canopy dirsvc serve` does. A client
+/// that hangs up costs its connection only (SIGPIPE ignored: its EPIPE is handled there).
 pub fn serve_blocking(options: &ServerOptions) -> Result<()> {
+    canopy_fusekit::signals::ignore_sigpipe()
+        .map_err(|e| Error::io(format!("cannot ignore SIGPIPE: {e}")))?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .map_err(|e| Error::io(format!("cannot start the runtime: {e}")))?;
     runtime.block_on(async {
-        let server = start(options, None).await?;
+        // Before the server answers: whoever saw it answer finds its pid file (`stop`, `status`).
         let pid_file = crate::launcher::write_pid_file(&options.cluster, options.index)?;
-        eprintln!(
-            "dirsvc server {} of {} listening on {} (store {})",
+        let server = match start(options, None).await {
+            Ok(server) => server,
+            Err(e) => {
+                let _ = std::fs::remove_file(&pid_file);
+                return Err(e);
+            }
+        };
+        log::line(
             options.index,
-            options.cluster.config.servers.len(),
-            server.addr,
-            options.store_dir.display()
+            &format!(
+                "listening on {} as server {} of {} (store {})",
+                server.addr,
+                options.index,
+                options.cluster.config.servers.len(),
+                options.store_dir.display()
+            ),
         );
         let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
             .map_err(|e| Error::io(format!("cannot handle SIGTERM: {e}")))?;
@@ -151,15 +205,21 @@ pub fn serve_blocking(options: &ServerOptions) -> Result<()> {
             _ = tokio::signal::ctrl_c() => server.stop().await,
         };
         let _ = std::fs::remove_file(pid_file);
-        eprintln!("dirsvc server {} stopped", options.index);
+        log::line(options.index, "stopped");
         result
     })
 }
 
-type Opened = (Core, mpsc::UnboundedReceiver<mutation::PartKey>, Vec<mutation::SplitPlan>);
+/// A server before it is on the network.
+pub struct Opened {
+    pub core: Core,
+    pub candidates: mpsc::UnboundedReceiver<mutation::PartKey>,
+    pub interrupted: Vec<mutation::SplitPlan>,
+    outbound: Arc<Outbound>,
+}
 
 /// The store, its writer thread and the handlers, without any network (also used by the fuzz
-/// tests of request decoding).
+/// tests of request decoding). Call it inside a tokio runtime.
 pub fn open_core(store_dir: &Path, index: u32, servers: u32) -> Result<Opened> {
     std::fs::create_dir_all(store_dir)
         .map_err(|e| Error::io(format!("cannot create {}: {e}", store_dir.display())))?;
@@ -176,8 +236,25 @@ pub fn open_core(store_dir: &Path, index: u32, servers: u32) -> Result<Opened> {
     let (splits_finished, finished) = watch::channel(0);
     let (stats_sender, stats) = watch::channel(CommitStats::default());
     let events = WriterEvents { split_candidates, splits_finished };
-    let (writer, _thread) =
-        Writer::spawn(store.clone(), index, events, stats_sender).map_err(|e| Error::io(e.to_string()))?;
-    let core = Core::new(index, servers, store, writer, finished, stats, store_dir.to_path_buf());
-    Ok((core, candidates, interrupted))
+    let runtime = tokio::runtime::Handle::try_current()
+        .map_err(|_| Error::io("a server needs a tokio runtime to run in"))?;
+    let outbound = Arc::new(Outbound::new(index, servers, EFFECT_WAIT));
+    let shared = WriterShared {
+        opens: Arc::new(OpenRefs::default()),
+        touches: Arc::new(Touches::default()),
+        outbound: Arc::clone(&outbound),
+        runtime,
+    };
+    let (writer, _thread) = Writer::spawn(store.clone(), index, events, stats_sender, shared.clone())
+        .map_err(|e| Error::io(e.to_string()))?;
+    let parts = CoreParts {
+        store,
+        writer,
+        splits_finished: finished,
+        commit_stats: stats,
+        store_dir: store_dir.to_path_buf(),
+        opens: shared.opens,
+        touches: shared.touches,
+    };
+    Ok(Opened { core: Core::new(index, servers, parts), candidates, interrupted, outbound })
 }

@@ -2,7 +2,7 @@
 //! order. Requests are validated into these before they reach the writer.
 
 use crate::mapping::Bitmap;
-use crate::proto::{AttrChange, Attrs, DirMeta, Entry, Failure, FailureKind};
+use crate::proto::{AttrChange, Attrs, DirMeta, Effect, Entry, Failure, FailureKind, Object, repair_request};
 
 /// A directory partition: (directory id, partition index).
 pub type PartKey = (u64, u32);
@@ -24,6 +24,8 @@ pub enum Mutation {
         id: u64,
         replace_id: u64,
         target: Vec<u8>,
+        link_intent: u64,
+        open_session: u64,
     },
     Unlink {
         at: PartKey,
@@ -31,29 +33,53 @@ pub enum Mutation {
         hash: u64,
         expect_id: u64,
         directory: bool,
-        keep_data: bool,
     },
-    SetAttr {
+    /// Settling a link intent from the inode's server: is its entry there? If not, never make it.
+    FenceLink {
         at: PartKey,
         name: Vec<u8>,
         hash: u64,
-        expect_id: u64,
-        change: AttrChange,
+        id: u64,
+        intent: u64,
     },
-    SetDirAttr {
-        dir: u64,
+    /// chmod, chown, utimes, truncate of an inode or a directory's metadata object.
+    SetObjectAttr {
+        id: u64,
         change: AttrChange,
     },
     WriteData {
         file: u64,
         offset: u64,
         data: Vec<u8>,
-        valid_size: u64,
     },
-    TruncateData {
-        file: u64,
-        size: u64,
+    AddLink {
+        id: u64,
+        dir: u64,
+        name: Vec<u8>,
     },
+    /// A link intent is settled: its entry exists (`made`) or never will.
+    SettleLink {
+        id: u64,
+        intent: u64,
+        made: bool,
+    },
+    /// Inodes no session has open any more: those without a name go.
+    Reclaim {
+        ids: Vec<u64>,
+    },
+    /// Effects another server's operations had here, in its order.
+    ApplyEffects {
+        from: u32,
+        effects: Vec<Effect>,
+    },
+    /// `dest` applied this server's effects up to `through`: drop them from the outbox.
+    Delivered {
+        dest: u32,
+        through: u64,
+    },
+    /// Nothing but a commit: folds pending touches into the store.
+    Fold,
+    Repair(repair_request::Action),
     Rename {
         from: PartKey,
         from_name: Vec<u8>,
@@ -76,10 +102,6 @@ pub enum Mutation {
     MergeBitmap {
         dir: u64,
         bitmap: Bitmap,
-    },
-    SetParent {
-        dir: u64,
-        parent: u64,
     },
     InitPartitions {
         meta: DirMeta,
@@ -125,6 +147,11 @@ pub struct SplitPlan {
 pub enum Outcome {
     Entry(Entry),
     Dir(DirMeta),
+    Object(Object),
+    /// AddLink: the intent number and the inode counting the new name.
+    Linked(u64, Object),
+    /// ApplyEffects: the sender's last effect applied here.
+    Applied(u64),
     Done,
     /// The change was already made (a retried idempotent request).
     AlreadyDone,

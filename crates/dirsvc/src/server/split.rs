@@ -162,7 +162,13 @@ impl Splitter {
             .map_err(|e| InstallError::Permanent(e.to_string()))?
             .into_iter()
             .filter(|(name, _)| owns(plan.child, plan.level + 1, name_hash(name)))
-            .map(|(name, record)| Entry { name, id: record.id, attrs: record.attrs, target: record.target })
+            .map(|(name, record)| Entry {
+                name,
+                id: record.id,
+                kind: record.kind,
+                link_intent: record.link_intent,
+                ..Entry::default()
+            })
             .collect();
         drop(snapshot);
         let chunks: Vec<&[Entry]> =
@@ -234,6 +240,6 @@ impl Splitter {
     }
 
     fn log(&self, message: &str) {
-        eprintln!("dirsvc server {}: {message}", self.core.index);
+        super::log::line(self.core.index, message);
     }
 }

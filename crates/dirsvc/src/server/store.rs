@@ -1,10 +1,16 @@
-//! A server's durable state in fjall: five keyspaces written only by the group-commit writer and
-//! read through snapshots by request handlers.
+//! A server's durable state in fjall: keyspaces written only by the group-commit writer and read
+//! through snapshots by request handlers.
 //!
 //! - `dirs`:    dir id (8 bytes BE)                      -> DirMeta
 //! - `parts`:   dir id ‖ partition (4 bytes BE)          -> PartitionRecord
 //! - `entries`: dir id ‖ partition ‖ name bytes          -> EntryRecord
-//! - `server`:  "identity" -> ServerIdentity, "next_seq" -> u64 LE
+//! - `inodes`:  inode id                                 -> InodeRecord
+//! - `pending`: what is in flight between servers, by a one-byte tag:
+//!   `i` ‖ inode id ‖ intent number (8 bytes BE)         -> LinkIntent
+//!   `f` ‖ inode id ‖ intent number                      -> empty: a link intent that must not be made
+//!   `o` ‖ destination server (4 bytes BE) ‖ seq         -> Effect (see `effects.rs`)
+//! - `server`:  "identity" -> ServerIdentity; "next_seq", "next_intent", "next_effect" -> u64 LE;
+//!   "applied" ‖ sender (4 bytes BE) -> u64 LE, the sender's last effect applied here
 //! - `data`:    file id ‖ chunk index (8 bytes BE each)  -> bytes (see `data.rs`)
 //!
 //! Entry keys sort by name within a partition, which gives readdir a stable cursor.
@@ -17,10 +23,13 @@ use fjall::{
 };
 use prost::Message;
 
-use crate::proto::{DirMeta, Entry, EntryRecord, PartitionRecord, ServerIdentity};
+use crate::proto::{DirMeta, Entry, EntryRecord, InodeRecord, PartitionRecord, ServerIdentity};
 
 pub const IDENTITY_KEY: &[u8] = b"identity";
 pub const NEXT_SEQ_KEY: &[u8] = b"next_seq";
+pub const NEXT_INTENT_KEY: &[u8] = b"next_intent";
+pub const NEXT_EFFECT_KEY: &[u8] = b"next_effect";
+const APPLIED_PREFIX: &[u8] = b"applied";
 
 /// A store failure: the process cannot serve correctly any more.
 #[derive(Debug)]
@@ -51,6 +60,8 @@ pub struct Store {
     pub entries: SingleWriterTxKeyspace,
     pub server: SingleWriterTxKeyspace,
     pub data: SingleWriterTxKeyspace,
+    pub inodes: SingleWriterTxKeyspace,
+    pub pending: SingleWriterTxKeyspace,
 }
 
 impl Store {
@@ -64,6 +75,8 @@ impl Store {
             entries: keyspace("entries")?,
             server: keyspace("server")?,
             data: keyspace("data")?,
+            inodes: keyspace("inodes")?,
+            pending: keyspace("pending")?,
             db,
         })
     }
@@ -87,6 +100,8 @@ impl Store {
             ("entries", &self.entries),
             ("server", &self.server),
             ("data", &self.data),
+            ("inodes", &self.inodes),
+            ("pending", &self.pending),
         ] {
             for item in snapshot.iter(keyspace) {
                 let (key, value) = item.into_inner()?;
@@ -113,6 +128,57 @@ pub fn entry_key(dir: u64, partition: u32, name: &[u8]) -> Vec<u8> {
     key.extend_from_slice(&part_key(dir, partition));
     key.extend_from_slice(name);
     key
+}
+
+/// Tags of the `pending` keyspace.
+pub const INTENTS: u8 = b'i';
+pub const FENCES: u8 = b'f';
+pub const OUTBOX: u8 = b'o';
+
+fn id_pair_key(tag: u8, id: u64, number: u64) -> [u8; 17] {
+    let mut key = [0u8; 17];
+    key[0] = tag;
+    key[1..9].copy_from_slice(&id.to_be_bytes());
+    key[9..].copy_from_slice(&number.to_be_bytes());
+    key
+}
+
+/// Link intent `intent` of inode `id`.
+pub fn intent_key(id: u64, intent: u64) -> [u8; 17] {
+    id_pair_key(INTENTS, id, intent)
+}
+
+/// The fence of link intent `intent` of inode `id`.
+pub fn fence_key(id: u64, intent: u64) -> [u8; 17] {
+    id_pair_key(FENCES, id, intent)
+}
+
+/// (inode id, intent number) of an intent's key.
+pub fn intent_of(key: &[u8]) -> (u64, u64) {
+    let id = u64::from_be_bytes(key[1..9].try_into().expect("intent key"));
+    let number = u64::from_be_bytes(key[9..17].try_into().expect("intent key"));
+    (id, number)
+}
+
+pub fn outbox_key(dest: u32, seq: u64) -> [u8; 13] {
+    let mut key = [0u8; 13];
+    key[0] = OUTBOX;
+    key[1..5].copy_from_slice(&dest.to_be_bytes());
+    key[5..].copy_from_slice(&seq.to_be_bytes());
+    key
+}
+
+/// The prefix of the outbox to server `dest` (all destinations when `None`).
+pub fn outbox_prefix(dest: Option<u32>) -> Vec<u8> {
+    let mut prefix = vec![OUTBOX];
+    if let Some(dest) = dest {
+        prefix.extend_from_slice(&dest.to_be_bytes());
+    }
+    prefix
+}
+
+pub fn applied_key(sender: u32) -> Vec<u8> {
+    [APPLIED_PREFIX, &sender.to_be_bytes()].concat()
 }
 
 pub fn decode<M: Message + Default>(what: &str, bytes: &[u8]) -> StoreResult<M> {
@@ -144,14 +210,20 @@ pub fn get_entry(
         .transpose()
 }
 
+pub fn get_inode(view: &impl Readable, store: &Store, id: u64) -> StoreResult<Option<InodeRecord>> {
+    view.get(&store.inodes, id.to_be_bytes())?.map(|bytes| decode("inode", &bytes)).transpose()
+}
+
 pub fn get_identity(view: &impl Readable, store: &Store) -> StoreResult<Option<ServerIdentity>> {
     view.get(&store.server, IDENTITY_KEY)?.map(|bytes| decode("identity", &bytes)).transpose()
 }
 
-pub fn get_next_seq(view: &impl Readable, store: &Store) -> StoreResult<Option<u64>> {
-    Ok(view.get(&store.server, NEXT_SEQ_KEY)?.map(|bytes| {
+/// A counter or mark in the `server` keyspace.
+pub fn get_number(view: &impl Readable, store: &Store, key: &[u8]) -> StoreResult<Option<u64>> {
+    Ok(view.get(&store.server, key)?.map(|bytes| {
         let mut raw = [0u8; 8];
-        raw.copy_from_slice(&bytes[..8.min(bytes.len())]);
+        let len = 8.min(bytes.len());
+        raw[..len].copy_from_slice(&bytes[..len]);
         u64::from_le_bytes(raw)
     }))
 }
@@ -187,8 +259,9 @@ pub fn list_entries(
         entries.push(Entry {
             name: key[prefix.len()..].to_vec(),
             id: record.id,
-            attrs: record.attrs,
-            target: record.target,
+            kind: record.kind,
+            link_intent: record.link_intent,
+            ..Entry::default()
         });
     }
     Ok((entries, more))

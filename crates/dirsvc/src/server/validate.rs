@@ -4,15 +4,20 @@
 use tonic::Status;
 
 use super::mutation::PartKey;
+use crate::ids::{ROOT_ID, home_server};
 use crate::mapping::{Bitmap, name_hash, owns};
 use crate::names::validate_name;
-use crate::proto::{AttrChange, Attrs, DirMeta, Entry, Kind, PartitionRef};
+use crate::proto::{AttrChange, Attrs, CreateRequest, DirMeta, Effect, Entry, Kind, PartitionRef, effect};
 
 /// Entries in one split chunk: bounded so a hostile request cannot make the writer stall.
 pub const MAX_CHUNK: usize = 16_384;
 /// The largest readdir page a server returns.
 pub const MAX_PAGE: u32 = 4096;
 pub const DEFAULT_PAGE: u32 = 1024;
+/// The most objects one request names.
+pub const MAX_IDS: usize = 4096;
+/// The most effects one delivery carries.
+pub const MAX_EFFECTS: usize = 4096;
 /// The most bytes one data request reads or writes.
 pub const MAX_DATA_REQUEST: u64 = 4 << 20;
 /// The largest file: offsets and sizes stay far below what chunk indexes could address.
@@ -36,6 +41,76 @@ pub fn partition(at: Option<&PartitionRef>, partitions: u32) -> Result<PartKey, 
         )));
     }
     Ok((at.dir, at.partition))
+}
+
+/// An object id: never 0.
+pub fn id(id: u64) -> Result<u64, Status> {
+    if id == 0 {
+        return Err(invalid("object id 0 does not exist"));
+    }
+    Ok(id)
+}
+
+pub fn ids(ids: &[u64]) -> Result<Vec<u64>, Status> {
+    if ids.len() > MAX_IDS {
+        return Err(invalid(format!("{} objects in one request (at most {MAX_IDS})", ids.len())));
+    }
+    ids.iter().map(|&i| id(i)).collect()
+}
+
+/// A directory that may be sealed, dropped or removed: any but the root.
+pub fn removable_dir(dir: u64) -> Result<u64, Status> {
+    if dir == ROOT_ID {
+        return Err(invalid("the root directory cannot be removed"));
+    }
+    id(dir)
+}
+
+/// A create makes a new non-directory (id 0), or links an existing object: a directory (mkdir,
+/// rename), or a file through the intent AddLink returned.
+pub fn new_entry(request: &CreateRequest, kind: Kind) -> Result<(), Status> {
+    match (request.id, kind) {
+        (0, Kind::Directory) => Err(invalid("directories are made with CreateDir and linked with their id")),
+        (0, _) => {
+            if request.link_intent != 0 {
+                return Err(invalid("a new object has no link intent"));
+            }
+            if request.open_session != 0 && kind != Kind::File {
+                return Err(invalid("only a regular file is opened as it is made"));
+            }
+            target(kind, &request.target)
+        }
+        (_, Kind::Directory) if request.link_intent != 0 => Err(invalid("directories have no link intents")),
+        (_, Kind::Directory) => Ok(()),
+        (_, _) if request.link_intent == 0 => Err(invalid("a hard link needs the intent AddLink returned")),
+        (_, _) if request.open_session != 0 || !request.target.is_empty() => {
+            Err(invalid("a hard link names an existing object: no session, no target"))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Effects delivered to server `here`: each about an object here, and numbered.
+pub fn effects(effects: &[Effect], here: u32) -> Result<(), Status> {
+    if effects.len() > MAX_EFFECTS {
+        return Err(invalid(format!("{} effects in one delivery (at most {MAX_EFFECTS})", effects.len())));
+    }
+    for e in effects {
+        let owner = match &e.change {
+            Some(effect::Change::Unlinked(u)) => u.id,
+            Some(effect::Change::LinkDone(d)) => d.id,
+            Some(effect::Change::Subdirs(s)) => s.dir,
+            Some(effect::Change::Parent(p)) => {
+                id(p.parent)?;
+                p.dir
+            }
+            None => return Err(invalid("an effect without a change")),
+        };
+        if e.seq == 0 || home_server(id(owner)?) != here {
+            return Err(invalid(format!("effect {} is not for this server", e.seq)));
+        }
+    }
+    Ok(())
 }
 
 /// A valid entry name and its placement hash.
@@ -145,7 +220,9 @@ pub fn split_entries(entries: &[Entry], child: u32, after: &Bitmap) -> Result<()
     let level = after.level(child);
     for entry in entries {
         let hash = name(&entry.name)?;
-        attrs(entry.attrs.as_ref())?;
+        if matches!(entry.kind(), Kind::Unspecified) {
+            return Err(invalid(format!("split entry of unknown kind {}", entry.kind)));
+        }
         if entry.id == 0 {
             return Err(invalid("split entry with id 0"));
         }

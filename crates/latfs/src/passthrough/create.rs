@@ -25,7 +25,8 @@ impl Passthrough {
         let fd = openat(location.dir(self.root()), location.relative(), flags, Mode::from_raw_mode(mode))?;
         self.give_to_caller(parent, &location, caller)?;
         let entry = self.record(parent, name, fstat(&fd)?);
-        Ok((entry, self.files.insert(fd)))
+        let handle = self.files.insert(entry.id, fd);
+        Ok((entry, handle))
     }
 
     /// Makes a FIFO, socket, device or empty regular file; `device` is in FUSE's encoding.

@@ -13,11 +13,11 @@ impl Passthrough {
         self.enter(parent, name, &location)
     }
 
-    /// The attributes of node `id`; through its open file when the kernel names one (`fstat`), so an
-    /// unlinked but open file still answers.
+    /// The attributes of node `id`; through a file open on it when there is one (the kernel's `fstat`
+    /// does not say which), so a file unlinked while open still answers, with its link count of 0.
     pub(crate) fn getattr(&self, id: u64, open_file: Option<u64>) -> Result<Stat> {
-        if let Some(fd) = open_file.and_then(|handle| self.files.get(handle).ok()) {
-            return fstat(&*fd);
+        if let Some(file) = self.files.of(id, open_file) {
+            return fstat(&file.fd);
         }
         self.stat_at(&self.locate(id)?)
     }

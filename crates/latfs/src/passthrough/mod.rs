@@ -8,6 +8,7 @@ mod dirs;
 mod files;
 mod lookup;
 mod modify;
+mod open_files;
 
 use std::ffi::OsStr;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
@@ -20,6 +21,7 @@ pub(crate) use caller::Caller;
 pub(crate) use dirs::DirHandle;
 pub(crate) use modify::AttrChanges;
 
+use self::open_files::OpenFiles;
 use crate::inodes::Inodes;
 use crate::location::Location;
 use canopy_fusekit::HandleTable;
@@ -33,7 +35,7 @@ pub(crate) struct Entry {
 pub(crate) struct Passthrough {
     root: OwnedFd,
     pub(crate) inodes: Inodes,
-    files: HandleTable<OwnedFd>,
+    files: OpenFiles,
     dirs: HandleTable<DirHandle>,
 }
 
@@ -46,7 +48,7 @@ impl Passthrough {
         Ok(Passthrough {
             inodes: Inodes::new(stat.st_dev, stat.st_ino),
             root,
-            files: HandleTable::default(),
+            files: OpenFiles::default(),
             dirs: HandleTable::default(),
         })
     }

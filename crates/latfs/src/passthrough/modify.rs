@@ -70,13 +70,13 @@ impl Passthrough {
         Ok(())
     }
 
-    /// Applies `changes` to node `id` (through its open file when the kernel names one) and returns the
-    /// attributes afterwards.
+    /// Applies `changes` to node `id` (through a file open on it when there is one, so `fchmod` of an
+    /// unlinked open file works) and returns the attributes afterwards.
     pub(crate) fn setattr(&self, id: u64, open_file: Option<u64>, changes: &AttrChanges) -> Result<Stat> {
-        match open_file.and_then(|handle| self.files.get(handle).ok()) {
-            Some(fd) => {
-                change_open_file(&fd, changes)?;
-                fstat(&*fd)
+        match self.files.of(id, open_file) {
+            Some(file) => {
+                change_open_file(&file.fd, changes)?;
+                fstat(&file.fd)
             }
             None => {
                 let location = self.locate(id)?;

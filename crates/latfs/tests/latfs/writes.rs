@@ -148,3 +148,27 @@ fn each_kind_of_change_reaches_the_source() {
     let error = fs::remove_dir(mnt.join("moved")).unwrap_err();
     assert_eq!(error.raw_os_error(), Some(libc::ENOTDIR), "errors come back from the source");
 }
+
+#[test]
+fn a_file_unlinked_while_open_answers_fstat_and_fchmod_through_its_descriptor() {
+    if !fuse_available() {
+        return;
+    }
+    let source = tempfile::tempdir().unwrap();
+    let mount = TestMount::new(source.path(), |_| {});
+    let path = mount.path().join("open");
+    fs::write(&path, b"kept while open").unwrap();
+    let mut file = OpenOptions::new().read(true).write(true).open(&path).unwrap();
+    fs::remove_file(&path).unwrap();
+    let meta = file.metadata().expect("fstat of an unlinked open file (was ESTALE)");
+    assert_eq!((meta.nlink(), meta.len()), (0, 15));
+    file.set_permissions(fs::Permissions::from_mode(0o600)).expect("fchmod of an unlinked open file");
+    assert_eq!(file.metadata().unwrap().mode() & 0o7777, 0o600);
+    std::io::Seek::seek(&mut file, std::io::SeekFrom::End(0)).unwrap();
+    file.write_all(b"!").unwrap();
+    let mut again = fs::File::open(format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&file)))
+        .expect("reopened through /proc/self/fd");
+    let mut contents = String::new();
+    std::io::Read::read_to_string(&mut again, &mut contents).unwrap();
+    assert_eq!(contents, "kept while open!");
+}
