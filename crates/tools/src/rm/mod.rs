@@ -4,7 +4,9 @@
 mod filter;
 
 use crate::common::guard::Protected;
-use crate::common::{Exit, WalkArgs, cluster_stdout, print_error, quote, report_write_errors, terminal_progress};
+use crate::common::{
+    Exit, WalkArgs, cluster_stdout, print_error, quote, report_write_errors, terminal_progress,
+};
 use crate::remove::{Conduct, Prompter, Remover};
 use canopy_dist::Cluster;
 use canopy_engine::sys::{split_parent, stat_path};
