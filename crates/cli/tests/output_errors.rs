@@ -81,7 +81,7 @@ fn every_tool_reports_a_write_error_with_its_errno_and_fails() {
         (&["walk", "--json", s], 1),
         (&["grep", "needle", s], 2),
         (&["cmp", s, s], 2),
-        (&["rm", "--dry-run", s], 1),
+        (&["rm", "-r", "--dry-run", s], 1),
         (&["sync", "--dry-run", s, d], 1),
         (&["report", stats], 1),
         (&["completions", "bash"], 1),

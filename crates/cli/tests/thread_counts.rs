@@ -70,7 +70,7 @@ fn minus_j_100000_is_reduced_and_every_tool_finishes_complete() {
     let diff = gnu("diff").arg("-r").arg(&src).arg(&dest).output().unwrap();
     assert!(diff.status.success(), "{}", String::from_utf8_lossy(&diff.stdout));
 
-    let out = canopy().args(["rm", "-j", "100000"]).arg(&dest).output().unwrap();
+    let out = canopy().args(["rm", "-r", "-j", "100000"]).arg(&dest).output().unwrap();
     assert_ok_with_warning(&out, "rm");
     assert!(!dest.exists(), "rm removed everything");
 }
