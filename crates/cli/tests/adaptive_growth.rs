@@ -47,8 +47,7 @@ fn mount(source: &Path, mountpoint: &Path, ready: &Path) -> Mount {
 
 #[test]
 fn the_default_policy_grows_the_pool_on_a_latency_mount() {
-    if !Path::new("/dev/fuse").exists() {
-        eprintln!("\n*** SKIPPED the_default_policy_grows…: /dev/fuse does not exist on this machine ***\n");
+    if !common::fuse_available() {
         return;
     }
     let (source, mountpoint, scratch) =

@@ -372,8 +372,7 @@ fn dereferencing_like_gnu_du() {
 /// `setpriv` as nobody: a directory nobody may read, one nobody may list but not enter.
 #[test]
 fn unreadable_directories_as_an_unprivileged_user() {
-    if !is_root() {
-        eprintln!("skipped: needs root to switch to an unprivileged user with setpriv");
+    if !root_or_skip("switch to an unprivileged user with setpriv") {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();

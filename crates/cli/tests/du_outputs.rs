@@ -303,8 +303,7 @@ fn html_report_renders_in_headless_chromium() {
 
 #[test]
 fn one_file_system_across_a_real_mount() {
-    if !is_root() {
-        eprintln!("skipped: mounting needs root");
+    if !root_or_skip("mount a tmpfs") {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
@@ -314,7 +313,7 @@ fn one_file_system_across_a_real_mount() {
     let mut mount = gnu("mount");
     mount.args(["-t", "tmpfs", "-o", "size=16m", "canopy-du-test"]).arg(&mountpoint);
     if run(mount, None).status.code() != Some(0) {
-        eprintln!("skipped: cannot mount a tmpfs here");
+        skip("cannot mount a tmpfs here");
         return;
     }
     struct Unmount<'a>(&'a Path);

@@ -381,8 +381,7 @@ fn expression_errors_exit_1_like_gnu_and_missing_roots_too() {
 
 #[test]
 fn unreadable_directory_as_an_unprivileged_user() {
-    if !is_root() {
-        eprintln!("skipped: needs root to switch to an unprivileged user with setpriv");
+    if !root_or_skip("switch to an unprivileged user with setpriv") {
         return;
     }
     let (tmp, root) = tree();

@@ -58,7 +58,4 @@ fn permission_denied_is_named_per_member_for_an_unprivileged_user() {
     assert_eq!(stderr, "canopy group: host[1,3]:/etc/secret: Permission denied\n");
 }
 
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
+use canopy_testkit::is_root;

@@ -10,13 +10,7 @@ fn canopy() -> Command {
     Command::new(env!("CARGO_BIN_EXE_canopy"))
 }
 
-fn fuse_available() -> bool {
-    let available = Path::new("/dev/fuse").exists();
-    if !available {
-        eprintln!("SKIPPED: /dev/fuse does not exist on this machine, so latfs cannot be mounted");
-    }
-    available
-}
+use canopy_testkit::fuse_available;
 
 fn is_mounted(path: &Path) -> bool {
     let path = path.canonicalize().unwrap();

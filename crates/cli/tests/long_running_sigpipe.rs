@@ -29,13 +29,7 @@ fn wait_until(what: &str, mut condition: impl FnMut() -> bool) {
     }
 }
 
-fn fuse_available() -> bool {
-    let available = Path::new("/dev/fuse").exists();
-    if !available {
-        eprintln!("\n*** SKIPPED the mounts' part: /dev/fuse does not exist on this machine ***\n");
-    }
-    available
-}
+use canopy_testkit::fuse_available;
 
 struct Killed(Child);
 

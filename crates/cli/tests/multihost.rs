@@ -28,8 +28,7 @@ fn mpirun_across(hosts: &Hosts, args: &[&str]) -> Output {
 
 #[test]
 fn the_walk_spans_three_network_namespace_hosts() {
-    if !is_root() {
-        eprintln!("skipped: network namespaces and bridges need root; run the test as root");
+    if !root_or_skip("make network namespaces and bridges") {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();

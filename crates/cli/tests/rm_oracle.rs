@@ -115,8 +115,7 @@ impl Drop for Mounted {
 /// `--one-file-system`, `--preserve-root=all` and a mount point in the way, on a real mount.
 #[test]
 fn other_file_systems_as_rm() {
-    if !is_root() {
-        eprintln!("skipped: mounting a tmpfs needs root");
+    if !root_or_skip("mount a tmpfs") {
         return;
     }
     let cases: &[&[&[u8]]] = &[
@@ -132,7 +131,7 @@ fn other_file_systems_as_rm() {
         for base in [g.path(), c.path()] {
             twin(base);
             let Some(mounted) = Mounted::tmpfs(&base.join("w/mnt")) else {
-                eprintln!("skipped: cannot mount a tmpfs here");
+                skip("cannot mount a tmpfs here");
                 return;
             };
             std::fs::create_dir(base.join("w/mnt/inside")).unwrap();

@@ -212,8 +212,7 @@ fn a_directory_swapped_for_a_symlink_mid_run_never_leads_outside() {
 /// is reported with its path and reason, the exit status is 1.
 #[test]
 fn unreadable_subtree_as_an_unprivileged_user() {
-    if !is_root() {
-        eprintln!("skipped: needs root to set up other owners (CI runs as root)");
+    if !root_or_skip("set up other owners") {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();

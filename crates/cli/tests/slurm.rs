@@ -16,8 +16,7 @@ use tempfile::TempDir;
 
 /// A running cluster and the hostile tree in a temporary directory; `None` (saying so) unless root.
 fn cluster_and_tree() -> Option<(Slurm, TempDir, PathBuf)> {
-    if !is_root() {
-        eprintln!("skipped: the test's Slurm daemons run as root; run the test as root");
+    if !root_or_skip("run the test's Slurm daemons") {
         return None;
     }
     let slurm = Slurm::start();

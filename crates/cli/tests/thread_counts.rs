@@ -112,10 +112,7 @@ fn find_as(uid: u32, nproc: u64, root: &Path) -> Output {
 
 #[test]
 fn refused_threads_degrade_the_walk_and_no_thread_at_all_fails_cleanly() {
-    if !is_root() {
-        eprintln!(
-            "\n*** SKIPPED refused_threads…: running as another user with RLIMIT_NPROC needs root ***\n"
-        );
+    if !root_or_skip("run as another user with RLIMIT_NPROC") {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();

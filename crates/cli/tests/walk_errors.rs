@@ -19,8 +19,7 @@ fn chmod(path: &Path, mode: u32) {
 
 #[test]
 fn unreadable_directory_is_reported_and_the_walk_goes_on() {
-    if !is_root() {
-        eprintln!("\n*** SKIPPED unreadable_directory…: switching to an unprivileged user needs root ***\n");
+    if !root_or_skip("switch to an unprivileged user") {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();

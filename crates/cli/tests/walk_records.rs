@@ -147,9 +147,9 @@ fn from_hex(hex: &str) -> Vec<u8> {
 #[test]
 fn parquet_and_json_lines_read_back_by_duckdb_match_find() {
     let Some(python) = std::env::var_os("CANOPY_TEST_PYTHON") else {
-        eprintln!(
-            "\n*** SKIPPED parquet_and_json_lines_read_back_by_duckdb_match_find: CANOPY_TEST_PYTHON is \
-             not set (scripts/test sets it to a venv with duckdb and pyarrow) ***\n"
+        canopy_testkit::skip(
+            "CANOPY_TEST_PYTHON is \
+             not set (scripts/test sets it to a venv with duckdb and pyarrow)",
         );
         return;
     };

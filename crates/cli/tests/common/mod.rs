@@ -43,9 +43,7 @@ pub fn mkfifo(path: &Path) {
     rustix::fs::mknodat(rustix::fs::CWD, path, rustix::fs::FileType::Fifo, 0o644.into(), 0).unwrap();
 }
 
-pub fn is_root() -> bool {
-    rustix::process::geteuid().is_root()
-}
+pub use canopy_testkit::{fuse_available, is_root, root_or_skip, skip};
 
 pub fn os(s: &str) -> OsString {
     OsString::from(s)

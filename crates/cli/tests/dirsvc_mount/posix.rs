@@ -9,7 +9,7 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt, symlink};
 use std::path::Path;
 use std::process::Command;
 
-use super::common::is_root;
+use super::common::root_or_skip;
 use super::support::{TestCluster, TestMount, canopy_ok, fuse_available};
 
 /// The errno a call failed with (panics when it succeeded).
@@ -191,8 +191,7 @@ fn as_nobody(script: &str) -> (bool, String) {
 
 #[test]
 fn permission_bits_owners_and_groups_are_enforced() {
-    if !fuse_available() || !is_root() {
-        eprintln!("SKIPPED: needs /dev/fuse and root (to act as another user)");
+    if !fuse_available() || !root_or_skip("act as another user") {
         return;
     }
     let cluster = TestCluster::start(2, 16_000);

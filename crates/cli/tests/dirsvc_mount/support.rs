@@ -8,14 +8,7 @@ use tempfile::TempDir;
 
 use super::common::canopy;
 
-/// Whether mounts can be tested here; prints why not when they cannot.
-pub fn fuse_available() -> bool {
-    let available = Path::new("/dev/fuse").exists();
-    if !available {
-        eprintln!("SKIPPED: /dev/fuse does not exist on this machine, so nothing can be mounted");
-    }
-    available
-}
+pub use canopy_testkit::fuse_available;
 
 /// Runs a canopy command that must succeed; returns its stdout.
 pub fn canopy_ok(args: &[&std::ffi::OsStr]) -> String {

@@ -21,9 +21,7 @@ pub fn run_canopy(args: &[&OsStr]) -> Output {
     canopy().args(args).output().expect("canopy runs")
 }
 
-pub fn is_root() -> bool {
-    rustix::process::geteuid().is_root()
-}
+pub use canopy_testkit::is_root;
 
 /// Builds the tree under `root` (which must exist): every file type, hard links, a sparse file,
 /// symlinks (dangling, to a directory), odd names, files of known ages, a wide directory, and a

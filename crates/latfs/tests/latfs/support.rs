@@ -8,14 +8,7 @@ use std::time::Duration;
 use canopy_latfs::{Mounted, Options};
 use tempfile::TempDir;
 
-/// Whether mounts can be tested here; prints why not when they cannot.
-pub fn fuse_available() -> bool {
-    let available = Path::new("/dev/fuse").exists();
-    if !available {
-        eprintln!("SKIPPED: /dev/fuse does not exist on this machine, so latfs cannot be mounted");
-    }
-    available
-}
+pub use canopy_testkit::fuse_available;
 
 /// A mount of some source directory; unmounted (before its mountpoint is removed) when dropped.
 pub struct TestMount {

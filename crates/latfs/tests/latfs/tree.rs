@@ -16,9 +16,7 @@ use rustix::fs::{
 /// Components of the deep chain: 30 × 200 bytes, far beyond PATH_MAX.
 pub const DEEP_LEVELS: usize = 30;
 
-pub fn is_root() -> bool {
-    rustix::process::geteuid().is_root()
-}
+pub use canopy_testkit::is_root;
 
 /// Builds the hostile tree in `root` (everything but the deep chain, see [`build_deep_chain`]).
 pub fn build_hostile_tree(root: &Path) {
