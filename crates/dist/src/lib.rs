@@ -11,13 +11,18 @@
 //! Without the `mpi` cargo feature (or when not started by an MPI launcher) a [`Cluster`] is a
 //! single local process and every call is the plain engine's.
 
+pub mod backoff;
 mod cluster;
+pub mod completions;
+pub mod export;
+pub mod governor;
 mod messenger;
 #[cfg(feature = "mpi")]
 mod mpi;
 pub mod safra;
 mod sched_kind;
 pub mod stats;
+pub mod termination;
 pub mod victims;
 
 pub use cluster::{Cluster, Plan};
