@@ -102,7 +102,13 @@ fn main() -> ExitCode {
                 config.balancing.export.owed_for = std::time::Duration::from_nanos(t);
             }
             let outcome = run(&args.tree, &config);
-            if !outcome.checks.ok(&args.tree) {
+            if outcome.flooded {
+                eprintln!(
+                    "walksim: {} at N = {ranks}: stopped after {} messages",
+                    sched.name(),
+                    outcome.messages
+                );
+            } else if !outcome.checks.ok(&args.tree) {
                 eprintln!("walksim: {} at N = {ranks}: a check failed: {:?}", sched.name(), outcome.checks);
                 failed = true;
             }

@@ -82,6 +82,8 @@ pub struct Outcome {
     /// Messages received by the busiest rank, as a share of all messages (the heat map's hot spot).
     pub hottest_share: f64,
     pub max_threads: usize,
+    /// The run was stopped after [`crate::sim::MESSAGE_LIMIT`] messages: a flood, not a walk.
+    pub flooded: bool,
     pub per_rank: Vec<RankSummary>,
     pub events: u64,
     /// Seconds the simulation itself took.
@@ -198,6 +200,7 @@ impl Outcome {
             hottest_share: sim.ranks.iter().map(|r| r.stats.messages_received).max().unwrap_or(0) as f64
                 / messages.max(1) as f64,
             max_threads: sim.ranks.iter().map(|r| r.pool.threads()).max().unwrap_or(0),
+            flooded: messages > crate::sim::MESSAGE_LIMIT,
             per_rank: sim
                 .ranks
                 .iter()

@@ -62,6 +62,9 @@ impl Config {
 /// Gives up on a run that has not ended after this much virtual time (a scheduler that never
 /// terminates is reported, not waited for).
 const TIME_LIMIT: Time = 3_600_000 * MILLISECOND;
+/// Gives up on a run once this many messages were sent (a flood of requests is reported, not
+/// simulated to its end).
+pub const MESSAGE_LIMIT: u64 = 40_000_000;
 
 /// Runs one walk of `tree`.
 pub fn run(tree: &Tree, config: &Config) -> Outcome {
@@ -71,7 +74,7 @@ pub fn run(tree: &Tree, config: &Config) -> Outcome {
     let mut sim = Sim::new(tree, config);
     sim.start();
     while let Some((at, event)) = sim.events.pop() {
-        if at > TIME_LIMIT {
+        if at > TIME_LIMIT || sim.totals.messages.iter().sum::<u64>() > MESSAGE_LIMIT {
             break;
         }
         sim.now = at;

@@ -209,9 +209,10 @@ impl Sim<'_> {
             self.detected(*clock);
         }
         self.send_signals(rank, &mut signals, clock);
+        // A retry only when a pause is running (with no victim to ask, there is nothing to retry).
         let stopped = self.ranks[rank as usize].stopped;
         let state = self.state(rank);
-        (wants_work && state.asked.is_none() && !stopped).then_some(state.retry_at)
+        (wants_work && state.asked.is_none() && !stopped && state.retry_at > *clock).then_some(state.retry_at)
     }
 
     /// A work request from `from`: a share of the queue, or a refusal.

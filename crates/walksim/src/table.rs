@@ -17,6 +17,17 @@ pub fn markdown(outcomes: &[Outcome]) -> String {
             None => "–".to_string(),
         };
         let histogram: Vec<String> = o.histogram.iter().map(u32::to_string).collect();
+        if o.flooded {
+            let _ = writeln!(
+                out,
+                "| {} | {} | stopped at {} after {} messages | | | | | | | | | | | | |",
+                o.ranks,
+                o.sched,
+                seconds(o.time),
+                thousands(o.messages)
+            );
+            continue;
+        }
         let _ = writeln!(
             out,
             "| {} | {} | {} | {} | {} | {} | {} | {} | {}/{} | {} | {} | {} | {} | {:.0} % | {} |",
