@@ -67,9 +67,16 @@ pub struct ExportConfig {
     pub owed_for: Duration,
 }
 
-impl Default for ExportConfig {
-    fn default() -> Self {
-        ExportConfig { max_batch: 8, max_owed: 64, owed_for: Duration::from_millis(5) }
+impl ExportConfig {
+    /// The settings for a job of `ranks` ranks. Batches of 8 keep the bytes of small jobs low; in
+    /// big jobs a loaded rank has hundreds of idle peers to feed, and batches grow with the job (P/32,
+    /// at most 256). A refused peer stays owed as long as its back-off may make it wait.
+    pub fn for_ranks(ranks: u32) -> Self {
+        ExportConfig {
+            max_batch: (ranks as usize / 32).clamp(8, 256),
+            max_owed: 64,
+            owed_for: crate::backoff::cap_for(ranks),
+        }
     }
 }
 
@@ -235,6 +242,14 @@ mod tests {
         assert_eq!(p.reserve(load(100, 16), later), 0, "owed for 5 ms only");
         assert_eq!(p.offer(load(100, 16), later), None);
         assert_eq!(p.owed(), 0, "expired debts are dropped");
+    }
+
+    #[test]
+    fn settings_grow_with_the_job() {
+        assert_eq!(ExportConfig::for_ranks(16).max_batch, 8);
+        assert_eq!(ExportConfig::for_ranks(1000).max_batch, 31);
+        assert_eq!(ExportConfig::for_ranks(100_000).max_batch, 256);
+        assert_eq!(ExportConfig::for_ranks(10_000).owed_for, Duration::from_millis(100));
     }
 
     #[test]

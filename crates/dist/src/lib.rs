@@ -16,6 +16,7 @@ mod cluster;
 pub mod completions;
 pub mod export;
 pub mod governor;
+pub mod kary;
 mod messenger;
 #[cfg(feature = "mpi")]
 mod mpi;

@@ -17,6 +17,7 @@
 //! contribution — sent before it, counted and unreceived: a contradiction. The order in which ranks
 //! contribute plays no part, which is why a tree serves as well as a ring.
 
+use crate::kary;
 use crate::safra::{Safra, Step, Token};
 use serde::{Deserialize, Serialize};
 
@@ -47,12 +48,10 @@ impl DetectorKind {
     /// Ranks up to which the ring is used: its round of P hops is then a millisecond or two, and it
     /// sends half the messages of a wave.
     pub const RING_MAX: u32 = 64;
-    /// The tree's fan-out: depth 4 at 10⁴ ranks.
-    pub const FANOUT: u32 = 16;
 
     /// The ring for small jobs, the tree above [`DetectorKind::RING_MAX`] ranks.
     pub fn for_size(size: u32) -> Self {
-        if size <= Self::RING_MAX { DetectorKind::Ring } else { DetectorKind::Tree { fanout: Self::FANOUT } }
+        if size <= Self::RING_MAX { DetectorKind::Ring } else { DetectorKind::Tree { fanout: kary::FANOUT } }
     }
 }
 
@@ -135,7 +134,7 @@ impl Detector {
     }
 }
 
-/// Safra's counting over a k-ary tree (children of rank r: r·k+1 … r·k+k): rank 0 starts a wave
+/// Safra's counting over a k-ary tree ([`crate::kary`]): rank 0 starts a wave
 /// when passive; a probe goes down at once; each rank replies up — its counter plus its subtree's,
 /// blackened if it or any of them received basic messages — once it is passive and its children
 /// have replied.
@@ -177,13 +176,11 @@ impl TreeWave {
     }
 
     pub fn parent(&self) -> Option<u32> {
-        (self.rank > 0).then(|| (self.rank - 1) / self.fanout)
+        kary::parent(self.rank, self.fanout)
     }
 
     pub fn children(&self) -> impl Iterator<Item = u32> + use<> {
-        let first = u64::from(self.rank) * u64::from(self.fanout) + 1;
-        let end = (first + u64::from(self.fanout)).min(u64::from(self.size));
-        (first..end.max(first)).map(|c| c as u32)
+        kary::children(self.rank, self.size, self.fanout)
     }
 
     /// Waves started so far (rank 0).
@@ -325,16 +322,6 @@ mod tests {
     #[test]
     fn tree_never_early_always_eventually() {
         never_early_always_eventually(|size| DetectorKind::Tree { fanout: 1 + size % 5 });
-    }
-
-    #[test]
-    fn tree_shape() {
-        let t = TreeWave::new(0, 10, 3);
-        assert_eq!(t.children().collect::<Vec<_>>(), vec![1, 2, 3]);
-        assert_eq!(TreeWave::new(3, 10, 3).children().collect::<Vec<_>>(), vec![] as Vec<u32>);
-        assert_eq!(TreeWave::new(2, 10, 3).children().collect::<Vec<_>>(), vec![7, 8, 9]);
-        assert_eq!(TreeWave::new(9, 10, 3).parent(), Some(2));
-        assert_eq!(t.parent(), None);
     }
 
     #[test]

@@ -68,7 +68,7 @@ fn main() -> ExitCode {
     let detector = match args.detector.as_deref() {
         None => None,
         Some("ring") => Some(DetectorKind::Ring),
-        Some("tree") => Some(DetectorKind::Tree { fanout: DetectorKind::FANOUT }),
+        Some("tree") => Some(DetectorKind::Tree { fanout: canopy_dist::kary::FANOUT }),
         Some(other) => {
             eprintln!("walksim: unknown detector {other:?} (ring or tree)");
             return ExitCode::from(2);

@@ -76,14 +76,13 @@ pub struct Balancing {
 }
 
 impl Balancing {
-    /// The defaults for a job of `ranks` ranks: the back-off cap grows with the job, and a refused
-    /// peer stays owed as long as it may wait.
+    /// The defaults for a job of `ranks` ranks ([`ExportConfig::for_ranks`], the back-off cap of
+    /// `canopy_dist::backoff::cap_for`).
     pub fn for_ranks(ranks: u32) -> Self {
-        let cap = canopy_dist::backoff::cap_for(ranks);
         Balancing {
-            export: ExportConfig { owed_for: cap, ..ExportConfig::default() },
+            export: ExportConfig::for_ranks(ranks),
             backoff_base: 500 * MICROSECOND,
-            backoff_cap: cap.as_nanos() as Time,
+            backoff_cap: canopy_dist::backoff::cap_for(ranks).as_nanos() as Time,
         }
     }
 }
