@@ -12,7 +12,12 @@
 //! single local process and every call is the plain engine's; a launch of several tasks that
 //! would each run the whole job is refused ([`launch`]).
 
+pub mod backoff;
 mod cluster;
+pub mod completions;
+pub mod export;
+pub mod governor;
+pub mod kary;
 pub mod launch;
 mod messenger;
 #[cfg(feature = "mpi")]
@@ -20,6 +25,7 @@ mod mpi;
 pub mod safra;
 mod sched_kind;
 pub mod stats;
+pub mod termination;
 pub mod victims;
 
 pub use cluster::{Cluster, Plan};
