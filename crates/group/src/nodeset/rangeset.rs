@@ -2,9 +2,9 @@
 
 use super::ParseError;
 use super::intervals::Intervals;
-use serde::{Deserialize, Serialize};
 use num_bigint::BigUint;
 use num_traits::{One, ToPrimitive, Zero};
+use serde::{Deserialize, Serialize};
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -299,7 +299,9 @@ impl RangeSet {
     pub fn contains(&self, index: &Index) -> bool {
         match &index.0 {
             Repr::Narrow { value, width } => self.by_width.get(width).is_some_and(|iv| iv.contains(*value)),
-            Repr::Wide(digits) => self.wide.get(&(digits.len() as u32)).is_some_and(|set| set.contains(digits)),
+            Repr::Wide(digits) => {
+                self.wide.get(&(digits.len() as u32)).is_some_and(|set| set.contains(digits))
+            }
         }
     }
 
@@ -310,10 +312,12 @@ impl RangeSet {
 
     /// Elements in ClusterShell order (width, then value).
     pub fn iter(&self) -> impl DoubleEndedIterator<Item = Index> + '_ {
-        let narrow = self.by_width.iter().flat_map(|(&width, iv)| {
-            iv.iter().map(move |value| Index(Repr::Narrow { value, width }))
-        });
-        let wide = self.wide.values().flat_map(|set| set.iter().map(|digits| Index(Repr::Wide(digits.clone()))));
+        let narrow = self
+            .by_width
+            .iter()
+            .flat_map(|(&width, iv)| iv.iter().map(move |value| Index(Repr::Narrow { value, width })));
+        let wide =
+            self.wide.values().flat_map(|set| set.iter().map(|digits| Index(Repr::Wide(digits.clone()))));
         narrow.chain(wide)
     }
 
@@ -491,7 +495,8 @@ fn slices<N: Number>(elements: impl Iterator<Item = Index>, autostep: Option<u32
             continue;
         };
         let padding_mismatch = if cur.padded { elem.width() != cur.width } else { padded };
-        let step_mismatch = !padding_mismatch && cur.step.as_ref().is_some_and(|s| *s != idx.minus(&cur.last));
+        let step_mismatch =
+            !padding_mismatch && cur.step.as_ref().is_some_and(|s| *s != idx.minus(&cur.last));
         if padding_mismatch || step_mismatch {
             let (is_stepped, step) = match &cur.step {
                 Some(s) => (*s == one || stepped(&cur.start, &cur.last, s), s.clone()),
@@ -504,7 +509,8 @@ fn slices<N: Number>(elements: impl Iterator<Item = Index>, autostep: Option<u32
                 cur.padded = padded;
                 cur.width = elem.width();
             } else {
-                let stop = if padding_mismatch { cur.last.plus(&one) } else { cur.last.minus(&step).plus(&one) };
+                let stop =
+                    if padding_mismatch { cur.last.plus(&one) } else { cur.last.minus(&step).plus(&one) };
                 singles(&mut out, &cur.start, &stop, &step, pad);
                 if padding_mismatch {
                     cur.start = idx.clone();
