@@ -31,7 +31,7 @@ pub fn cut_time(line: &[u8]) -> (Option<&[u8]>, &[u8]) {
 }
 
 /// A timestamp's place in time, for keeping the earliest of a merged line's: syslog's `Mmm dd hh:mm:ss`
-/// (no year) as month, day and time; RFC 3339's as its text, which sorts in time within one offset.
+/// (no year) as month, day and time; RFC 3339's as its date, time and fraction (within one offset).
 pub fn time_order(time: &[u8]) -> (u8, Vec<u8>) {
     const MONTHS: [&[u8]; 12] =
         [b"Jan", b"Feb", b"Mar", b"Apr", b"May", b"Jun", b"Jul", b"Aug", b"Sep", b"Oct", b"Nov", b"Dec"];
@@ -45,7 +45,13 @@ pub fn time_order(time: &[u8]) -> (u8, Vec<u8>) {
             );
             (0, key.into_bytes())
         }
-        None => (1, time.to_vec()),
+        None => {
+            // `YYYY-MM-DDThh:mm:ss` and the fraction's digits; the offset is left out.
+            let (seconds, rest) = time.split_at(time.len().min(19));
+            let fraction = rest.strip_prefix(b".").unwrap_or_default();
+            let digits = fraction.iter().take_while(|b| b.is_ascii_digit()).count();
+            (1, [seconds, &fraction[..digits]].concat())
+        }
     }
 }
 
