@@ -19,4 +19,5 @@ pub mod psync;
 pub mod ptail;
 pub mod ptop;
 pub mod report;
+pub mod units;
 pub mod verify;

@@ -2,6 +2,7 @@
 
 use super::procs::{Column, CommandGroup, Process};
 use super::{Frame, Grouping, PtopArgs, Sampler, SortKey};
+use crate::units::compact_bytes as bytes;
 use canopy_group::Transport;
 use crossterm::event::{self, Event, KeyCode, KeyEvent, KeyModifiers};
 use crossterm::{cursor, execute, terminal};
@@ -28,17 +29,6 @@ impl Users {
 
 fn percent(hundredths: u64) -> String {
     format!("{}.{:02}", hundredths / 100, hundredths % 100)
-}
-
-fn bytes(n: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "K", "M", "G", "T"];
-    let mut value = n as f64;
-    let mut unit = 0;
-    while value >= 1024.0 && unit + 1 < UNITS.len() {
-        value /= 1024.0;
-        unit += 1;
-    }
-    if unit == 0 { format!("{n}B") } else { format!("{value:.1}{}", UNITS[unit]) }
 }
 
 fn place(frame: &Frame, member: u64) -> String {
