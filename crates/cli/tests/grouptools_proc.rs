@@ -131,6 +131,69 @@ fn ptop_on_the_real_proc_counts_this_machines_processes() {
     assert_eq!(frame["host_count"], 2);
 }
 
+/// `text` without terminal escape sequences (CSI `ESC [ ... letter`, charset `ESC ( X`, and `ESC X`).
+fn without_escapes(text: &str) -> String {
+    let mut out = String::new();
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c != '\x1b' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('[') => {
+                for c in chars.by_ref() {
+                    if c.is_ascii_alphabetic() {
+                        break;
+                    }
+                }
+            }
+            Some('(' | ')') => {
+                chars.next();
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The longest line of `text`, in characters.
+fn widest(text: &str) -> usize {
+    text.lines().map(|l| l.chars().count()).max().unwrap_or(0)
+}
+
+#[test]
+fn ptop_cuts_its_lines_to_the_width_as_top_does() {
+    let batch = |extra: &[&str], columns: Option<&str>| {
+        let mut c = canopy();
+        c.args(["ptop", "-b", "-n", "1", "-d", "0", "--hosts", "2", "--top", "30"]).args(extra);
+        match columns {
+            Some(columns) => c.env("COLUMNS", columns),
+            None => c.env_remove("COLUMNS"),
+        };
+        let out = run(c, None);
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    // Not cut by default: the group table is wider than 80 columns.
+    assert!(widest(&batch(&[], None)) > 80);
+    let cut = batch(&["-w", "60"], None);
+    assert!(widest(&cut) == 60 && cut.contains("COMMAND"), "{cut}");
+    assert_eq!(widest(&batch(&[], Some("72"))), 72);
+
+    // The refreshing view on a 70-column terminal (a pty from script(1)).
+    let command =
+        format!("stty cols 70 rows 40; exec {} ptop -n 1 -d 0 --hosts 2", env!("CARGO_BIN_EXE_canopy"));
+    let mut c = gnu("script");
+    c.args(["-q", "-e", "-c", &command, "/dev/null"]);
+    let out = run(c, None);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let screen = String::from_utf8_lossy(&out.stdout);
+    let visible = without_escapes(&screen).replace('\r', "");
+    assert!(visible.contains("COMMAND") && visible.contains("keys: c sort"), "{visible}");
+    assert_eq!(widest(&visible), 70, "{visible}");
+}
+
 const LOADAVG: [&str; 3] =
     ["0.50 0.40 0.30 1/100 10\n", "2.25 1.00 0.75 3/200 20\n", "0.50 2.00 0.10 2/150 30\n"];
 
