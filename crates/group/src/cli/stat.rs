@@ -43,7 +43,7 @@ impl StatKey {
             name(user_name(self.uid), self.uid),
             name(group_name(self.gid), self.gid),
             self.size,
-            local_time(self.mtime)
+            local_time(self.mtime, LS_TIME)
         )
     }
 
@@ -58,18 +58,21 @@ impl StatKey {
             "gid": self.gid,
             "size": self.size,
             "mtime": self.mtime,
-            "mtime_text": local_time(self.mtime),
+            "mtime_text": local_time(self.mtime, LS_TIME),
         })
     }
 }
 
-/// `2025-01-12 10:00:01` in the local time zone (`TZ`), or the seconds when the C library cannot say.
-fn local_time(seconds: i64) -> String {
+/// `seconds` since the epoch in the local time zone (`TZ`) as `format` (strftime's) writes it, or the
+/// seconds when the C library cannot say.
+pub fn local_time(seconds: i64, format: &str) -> String {
     match local_tm(seconds) {
-        Some(tm) => String::from_utf8_lossy(&strftime(&tm, "%Y-%m-%d %H:%M:%S")).into_owned(),
+        Some(tm) => String::from_utf8_lossy(&strftime(&tm, format)).into_owned(),
         None => seconds.to_string(),
     }
 }
+
+const LS_TIME: &str = "%Y-%m-%d %H:%M:%S";
 
 /// Members grouped by [`StatKey`], the default aggregation of `canopy group stat`.
 pub struct StatClasses;
