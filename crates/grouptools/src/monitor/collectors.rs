@@ -419,11 +419,11 @@ fn filesystems(text: &str, host: &HostConfig) -> Vec<Sample> {
         let Some(st) = stats else { continue };
         let block = st.f_bsize as u64;
         for (name, value) in [
-            ("node_filesystem_size_bytes", (st.f_blocks as u64).saturating_mul(block)),
-            ("node_filesystem_free_bytes", (st.f_bfree as u64).saturating_mul(block)),
-            ("node_filesystem_avail_bytes", (st.f_bavail as u64).saturating_mul(block)),
-            ("node_filesystem_files", st.f_files as u64),
-            ("node_filesystem_files_free", st.f_ffree as u64),
+            ("node_filesystem_size_bytes", st.f_blocks.saturating_mul(block)),
+            ("node_filesystem_free_bytes", st.f_bfree.saturating_mul(block)),
+            ("node_filesystem_avail_bytes", st.f_bavail.saturating_mul(block)),
+            ("node_filesystem_files", st.f_files),
+            ("node_filesystem_files_free", st.f_ffree),
         ] {
             out.push((series(name), Decimal::from_u64(value)));
         }

@@ -155,6 +155,9 @@ struct Monitor<'rt, T: Transport> {
     visited: HashMap<String, Collection>,
 }
 
+/// One host's latest collection and its vitals over time.
+type Drilled = (Collection, Vec<(f64, vitals::Vitals)>);
+
 const TEXT: &str = "text/plain; version=0.0.4; charset=utf-8";
 const JSON: &str = "application/json";
 const HTML: &str = "text/html; charset=utf-8";
@@ -270,7 +273,7 @@ impl<'rt, T: Transport> Monitor<'rt, T> {
 
     /// One host's latest collection and vitals history: from the cluster's collections when hosts keep
     /// their series, else collected from that host now (with rates against its previous visit).
-    fn host(&mut self, name: &str) -> Result<Option<(Collection, Vec<(f64, vitals::Vitals)>)>, String> {
+    fn host(&mut self, name: &str) -> Result<Option<Drilled>, String> {
         let latest = self.history.latest().expect("a first collection");
         if let Data::PerHost(hosts) = &latest.data {
             let Some(samples) = hosts.get(name) else { return Ok(None) };

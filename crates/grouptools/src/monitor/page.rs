@@ -283,7 +283,7 @@ fn extremes(out: &mut String, series: &BTreeMap<Series, HostStat>) {
     let shown = |name: &str| -> Option<fn(f64) -> String> {
         match name {
             "node_load1" => Some(|l| format!("{l:.2}")),
-            "node_memory_MemAvailable_bytes" | "node_filesystem_avail_bytes" => Some(|b| units::bytes(b)),
+            "node_memory_MemAvailable_bytes" | "node_filesystem_avail_bytes" => Some(units::bytes),
             "node_procs_running" => Some(|n| format!("{n:.0}")),
             _ => None,
         }
