@@ -49,26 +49,26 @@ impl Aggregation for PerHost {
     }
 }
 
-/// A series across members.
+/// A series across members (`Who` a set of members), or across hosts (`Who` a set of hosts).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Stat {
-    /// Sum of the members' values.
+pub struct Stat<Who> {
+    /// Sum of the values.
     pub sum: Decimal,
-    /// Members with the series.
+    /// How many have the series.
     pub count: u64,
-    /// Smallest value and the members with it.
-    pub min: (Decimal, RangeSet),
-    /// Largest value and the members with it.
-    pub max: (Decimal, RangeSet),
+    /// Smallest value and who has it.
+    pub min: (Decimal, Who),
+    /// Largest value and who has it.
+    pub max: (Decimal, Who),
 }
 
-impl Stat {
-    fn of(value: Decimal, member: u64) -> Stat {
+impl Stat<RangeSet> {
+    fn of(value: Decimal, member: u64) -> Self {
         let members = RangeSet::from_values([member]);
         Stat { sum: value, count: 1, min: (value, members.clone()), max: (value, members) }
     }
 
-    fn merge(self, other: Stat) -> Stat {
+    fn merge(self, other: Self) -> Self {
         let pick = |a: (Decimal, RangeSet), b: (Decimal, RangeSet), keep_less: bool| match a.0.cmp(&b.0) {
             std::cmp::Ordering::Equal => (a.0, a.1.union(&b.1)),
             std::cmp::Ordering::Less if keep_less => a,
@@ -84,11 +84,28 @@ impl Stat {
     }
 }
 
+impl<Who> Stat<Who> {
+    /// The mean over those that have the series.
+    pub fn mean(&self) -> Decimal {
+        self.sum.div_count(self.count)
+    }
+
+    /// The same figures, with who holds the extremes named another way.
+    pub fn map<Other>(self, name: impl Fn(&Who) -> Other) -> Stat<Other> {
+        Stat {
+            sum: self.sum,
+            count: self.count,
+            min: (self.min.0, name(&self.min.1)),
+            max: (self.max.0, name(&self.max.1)),
+        }
+    }
+}
+
 /// Per series: sum, count, and the extremes with their members.
 pub struct Summary(pub Source);
 
 impl Aggregation for Summary {
-    type Partial = BTreeMap<Series, Stat>;
+    type Partial = BTreeMap<Series, Stat<RangeSet>>;
 
     fn leaf(&self, member: u64, value: &Value) -> Self::Partial {
         self.leaf_on(&HostConfig::local(), member, value)
@@ -139,5 +156,23 @@ mod tests {
         assert_eq!((load1.sum, load1.count), (Decimal::parse("3.25").unwrap(), 3));
         assert_eq!(load1.min, (Decimal::parse("0.5").unwrap(), RangeSet::from_values([0, 2])));
         assert_eq!(load1.max.1, RangeSet::from_values([1]));
+    }
+
+    #[test]
+    fn extremes_keep_their_values_when_members_are_named_as_hosts() {
+        let summary = Summary(Source::Loadavg);
+        let loads = ["4.00 0 0 1/1 1\n", "1.00 0 0 1/1 1\n", "1.00 0 0 1/1 1\n", "2.00 0 0 1/1 1\n"];
+        let merged = loads
+            .iter()
+            .enumerate()
+            .map(|(m, t)| summary.leaf(m as u64, &Value::Bytes(t.as_bytes().to_vec())))
+            .reduce(|left, right| summary.merge(left, right))
+            .unwrap();
+        let load1 = merged[&Series { name: "node_load1".into(), labels: Vec::new() }].clone();
+        let named = load1.map(|members| members.iter().map(|m| format!("n{m}")).collect::<Vec<_>>());
+        assert_eq!(named.mean(), Decimal::parse("2").unwrap());
+        assert_eq!((named.sum, named.count), (Decimal::parse("8").unwrap(), 4));
+        assert_eq!(named.min, (Decimal::parse("1").unwrap(), vec!["n1".to_owned(), "n2".to_owned()]));
+        assert_eq!(named.max, (Decimal::parse("4").unwrap(), vec!["n0".to_owned()]));
     }
 }

@@ -3,7 +3,6 @@
 
 use super::aggregation::{self, Stat};
 use super::collectors::{Sample, Series, Source};
-use canopy_group::aggr::decimal::Decimal;
 use canopy_group::{
     AggrSpec, AggrType, FileOp, GroupError, NodeSet, OpKind, OpenFlags, RangeSet, Runtime, Transport,
 };
@@ -19,24 +18,7 @@ pub enum Mode {
 }
 
 /// A series across hosts, with the hosts that hold its extremes.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct HostStat {
-    /// Sum over the hosts that have the series.
-    pub sum: Decimal,
-    /// How many hosts have it.
-    pub count: u64,
-    /// Smallest value and the hosts with it.
-    pub min: (Decimal, NodeSet),
-    /// Largest value and the hosts with it.
-    pub max: (Decimal, NodeSet),
-}
-
-impl HostStat {
-    /// The mean over the hosts that have the series.
-    pub fn mean(&self) -> Decimal {
-        self.sum.div_count(self.count)
-    }
-}
+pub type HostStat = Stat<NodeSet>;
 
 /// What a collection holds.
 #[derive(Clone, Debug)]
@@ -121,15 +103,9 @@ pub fn collect<T: Transport>(
                 }
             }
             Mode::Cluster => {
-                let series = data.decode::<BTreeMap<Series, Stat>>().map_err(|e| e.to_string())?;
+                let series = data.decode::<BTreeMap<Series, Stat<RangeSet>>>().map_err(|e| e.to_string())?;
                 for (series, stat) in series.into_iter().flatten() {
-                    let stat = HostStat {
-                        sum: stat.sum,
-                        count: stat.count,
-                        min: (stat.min.0, group.hosts_of(&stat.min.1)),
-                        max: (stat.max.0, group.hosts_of(&stat.max.1)),
-                    };
-                    cluster.insert(series, stat);
+                    cluster.insert(series, stat.map(|members| group.hosts_of(members)));
                 }
             }
         }
