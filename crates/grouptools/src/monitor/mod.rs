@@ -328,28 +328,20 @@ impl<'rt, T: Transport> Monitor<'rt, T> {
 
 /// `%XX` and `+` decoded, as browsers encode a form's field and a link's path.
 fn decode(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'%' if i + 2 < bytes.len() => {
-                match std::str::from_utf8(&bytes[i + 1..i + 3])
-                    .ok()
-                    .and_then(|hex| u8::from_str_radix(hex, 16).ok())
-                {
-                    Some(b) => {
-                        out.push(b);
-                        i += 3;
-                        continue;
-                    }
-                    None => out.push(b'%'),
-                }
-            }
-            b'+' => out.push(b' '),
-            b => out.push(b),
-        }
-        i += 1;
+    percent_encoding::percent_decode_str(&text.replace('+', " ")).decode_utf8_lossy().into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn links_and_form_fields_decode_to_the_host_name() {
+        assert_eq!(decode("node%5B1-2%5D"), "node[1-2]");
+        assert_eq!(decode("a+b%2Bc"), "a b+c");
+        assert_eq!(decode("caf%C3%A9"), "café");
+        assert_eq!(decode("100%"), "100%");
+        let odd = "n 1/é+x~y";
+        assert_eq!(decode(&page::url(odd)), odd);
     }
-    String::from_utf8_lossy(&out).into_owned()
 }

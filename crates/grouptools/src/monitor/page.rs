@@ -8,6 +8,7 @@ use super::collectors::{Sample, Series};
 use super::vitals::{Point, Vitals};
 use crate::units;
 use canopy_group::cli::stat::local_time;
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use std::collections::{BTreeMap, VecDeque};
 use std::fmt::Write as _;
 
@@ -16,14 +17,12 @@ fn esc(text: &str) -> String {
     text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
+/// RFC 3986's unreserved characters stay as they are in a link; everything else is `%`-encoded.
+const LINK_ESCAPED: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'_').remove(b'.').remove(b'~');
+
 /// `%`-encodes a host name for a link.
-fn url(text: &str) -> String {
-    text.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
+pub(super) fn url(text: &str) -> String {
+    utf8_percent_encode(text, LINK_ESCAPED).to_string()
 }
 
 fn percent(share: f64) -> String {
