@@ -41,7 +41,7 @@ fn permission_denied_is_named_per_member_for_an_unprivileged_user() {
         .unwrap();
     }
     let root = format!("{}/{{rank}}", dir.path().display());
-    let args = ["group", "read", "/etc/secret", "--hosts", "4", "--host-root", &root, "--best-effort"];
+    let args = ["group", "read", "/etc/secret", "--hosts", "4", "--host-root", &root, "-S"];
     // Root ignores permission bits, so run as nobody when we are root.
     let mut command = if is_root() {
         let mut c = Command::new("setpriv");

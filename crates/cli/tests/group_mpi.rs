@@ -134,16 +134,18 @@ fn gstatus_names_members_whose_file_is_missing() {
     plant(tmp.path(), 4, "/etc/motd", |rank| (rank % 2 == 0).then(|| "here\n".to_owned()));
     let root = root_template(tmp.path());
     let missing = ["canopy group: host[1,3]:/etc/motd: No such file or directory"];
-    // Default gopen: any failure fails the open, and nothing is read.
-    let out = mpirun(4, &group_args(&root, &["read", "/etc/motd"]));
+    // --strict: any failure fails the open, and nothing is read.
+    let out = mpirun(4, &group_args(&root, &["read", "/etc/motd", "--strict"]));
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(String::from_utf8_lossy(&out.stdout), "");
     assert_eq!(canopy_messages(&out), missing, "{out:?}");
-    // Best effort: the others are read, the failures named.
-    let out = mpirun(4, &group_args(&root, &["read", "/etc/motd", "--best-effort"]));
-    assert_eq!(out.status.code(), Some(1));
-    assert_eq!(String::from_utf8_lossy(&out.stdout), block("host[0,2] (2)", "here\n"));
-    assert_eq!(canopy_messages(&out), missing, "{out:?}");
+    // By default, as clush -b: the others are read, the failures named, exit 0 (-S: 1, cat's status).
+    for (flags, code) in [(&[][..], 0), (&["-S"], 1)] {
+        let out = mpirun(4, &group_args(&root, &[&["read", "/etc/motd"][..], flags].concat()));
+        assert_eq!(out.status.code(), Some(code), "{flags:?}");
+        assert_eq!(String::from_utf8_lossy(&out.stdout), block("host[0,2] (2)", "here\n"));
+        assert_eq!(canopy_messages(&out), missing, "{out:?}");
+    }
 }
 
 #[test]
@@ -161,7 +163,7 @@ fn gstatus_names_members_an_unprivileged_user_may_not_read() {
     }
     std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     let root = root_template(tmp.path());
-    let mpirun = mpirun_command(4, &[], &group_args(&root, &["read", "/etc/secret", "--best-effort"]));
+    let mpirun = mpirun_command(4, &[], &group_args(&root, &["read", "/etc/secret", "-S"]));
     // Root ignores permission bits: run the whole job as nobody.
     let command = if is_root() {
         let mut c = as_nobody(mpirun.get_program());
@@ -192,7 +194,7 @@ enum Fault {
     Kill,
 }
 
-/// Runs a 4-rank best-effort read where rank 1's member is a FIFO, and applies `fault` to rank 1
+/// Runs a 4-rank read where rank 1's member is a FIFO, and applies `fault` to rank 1
 /// once it is blocked opening it.
 fn with_faulty_rank(fault: Fault, fanout: &str) -> Output {
     let tmp = tempfile::tempdir().unwrap();
@@ -200,7 +202,7 @@ fn with_faulty_rank(fault: Fault, fanout: &str) -> Output {
     let fifo = tmp.path().join("1/etc/motd");
     mkfifo(&fifo);
     let root = root_template(tmp.path());
-    let mut args = group_args(&root, &["read", "/etc/motd", "--best-effort", "--timeout", "2"]);
+    let mut args = group_args(&root, &["read", "/etc/motd", "-S", "--timeout", "2"]);
     args.extend_from_slice(&["--fanout", fanout]);
     // Open MPI aborts a job whose rank dies unless it runs with recovery enabled.
     let options: &[&str] = if matches!(fault, Fault::Kill) { &["--enable-recovery"] } else { &[] };

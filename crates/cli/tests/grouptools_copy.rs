@@ -66,6 +66,23 @@ fn pcp_gives_every_host_a_byte_identical_copy_and_groups_the_failures() {
     }
     let want: Vec<String> = [0, 1, 2, 4, 6, 7].iter().map(|r| format!("{r}/src.bin")).collect();
     assert_eq!(data_entries(dir.path(), 8), want);
+    // The summary names what went where; -v also the source, as clush --copy -v does.
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.starts_with("pcp: 3.0 MiB to /data/src.bin on host[0-2,4,6-7] (6 hosts) in "), "{stdout}");
+    let verbose =
+        tool(&["pcp", "-v", "-q", source.to_str().unwrap(), "/data/", "--hosts", "8", "--host-root", &root]);
+    assert_eq!(verbose.status.code(), Some(2), "-v and -q conflict");
+    let verbose =
+        tool(&["pcp", "-v", source.to_str().unwrap(), "/data/", "--hosts", "3", "--host-root", &root]);
+    let stdout = String::from_utf8_lossy(&verbose.stdout);
+    assert_eq!(stdout.lines().next(), Some(&*format!("`{}' -> host[0-2]:`/data/src.bin'", source.display())));
+    assert!(
+        stdout
+            .lines()
+            .nth(1)
+            .unwrap()
+            .starts_with("pcp: 3.0 MiB to /data/src.bin on host[0-2] (3 hosts) in ")
+    );
 }
 
 #[test]
@@ -199,10 +216,19 @@ fn psync_brings_different_stale_versions_to_byte_identical_copies_sending_little
     assert_eq!(rows.len(), 5, "{report}");
     assert_eq!(data_entries(dir.path(), 9).len(), 8);
 
-    // A second run finds every copy up to date and sends nothing.
+    // A second run finds every copy up to date and sends nothing: one summary line, with -v the table first.
     let again = tool(&["psync", src_path.to_str().unwrap(), "/data/f", "--hosts", "8", "--host-root", &root]);
     assert_eq!(again.status.code(), Some(0));
     let text = String::from_utf8_lossy(&again.stdout);
+    let summary = "psync: /data/f on host[0-7] (8 hosts): 0 sub-groups updated, 1 up to date; sent 0 B new and \
+                   0 B of block references for 0 B of files (0.0 %) in ";
+    assert!(text.starts_with(summary) && text.lines().count() == 1, "{text}");
+    let verbose =
+        tool(&["psync", "-v", src_path.to_str().unwrap(), "/data/f", "--hosts", "8", "--host-root", &root]);
+    let text = String::from_utf8_lossy(&verbose.stdout);
     assert!(text.lines().nth(1).unwrap().starts_with("host[0-7] (8) "), "{text}");
-    assert!(text.contains("same"), "{text}");
+    assert!(text.contains("same") && text.lines().nth(2).unwrap().starts_with(summary), "{text}");
+    let quiet =
+        tool(&["psync", "-q", src_path.to_str().unwrap(), "/data/f", "--hosts", "8", "--host-root", &root]);
+    assert_eq!((quiet.status.code(), quiet.stdout.len()), (Some(0), 0));
 }

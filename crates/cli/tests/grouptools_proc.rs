@@ -1,14 +1,13 @@
-//! `canopy ptop` and `canopy monitor` on simulated hosts whose `/proc` files are planted under their roots
-//! (a snapshot of this machine's processes, or planned metric files), so every total can be computed
-//! directly from the same files; a host that hangs is reported, not waited for.
+//! `canopy ptop` on simulated hosts whose `/proc` files are planted under their roots (a snapshot of this
+//! machine's processes), so every total can be computed directly from the same files; lines cut to the
+//! terminal's width. (`canopy monitor`'s tests are in `grouptools_monitor.rs`.)
 
 mod common;
 
 use common::*;
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Read, Write};
+
 use std::path::Path;
-use std::process::{Command, Stdio};
 
 /// Copies this machine's processes' stat, statm and status into `root/proc/PID/`, every `step`-th process
 /// from `offset`; returns (pid, command, uid, resident pages) of each one copied.
@@ -131,137 +130,65 @@ fn ptop_on_the_real_proc_counts_this_machines_processes() {
     assert_eq!(frame["host_count"], 2);
 }
 
-const LOADAVG: [&str; 3] =
-    ["0.50 0.40 0.30 1/100 10\n", "2.25 1.00 0.75 3/200 20\n", "0.50 2.00 0.10 2/150 30\n"];
-
-/// /proc/loadavg, meminfo, stat and net/dev planted under each host's root.
-fn metric_hosts(dir: &Path) -> String {
-    for (rank, load) in LOADAVG.iter().enumerate() {
-        let proc = dir.join(format!("h/{rank}/proc"));
-        std::fs::create_dir_all(proc.join("net")).unwrap();
-        std::fs::write(proc.join("loadavg"), load).unwrap();
-        std::fs::write(
-            proc.join("meminfo"),
-            format!("MemTotal: {} kB\nMemAvailable: {} kB\n", 1000 * (rank + 1), 100 + rank),
-        )
-        .unwrap();
-        std::fs::write(
-            proc.join("stat"),
-            format!("cpu  {} 0 100 1000 0 0 0 0 0 0\nctxt {}\nbtime 1700000000\n", 100 * rank, 7 + rank),
-        )
-        .unwrap();
-        std::fs::write(
-            proc.join("net/dev"),
-            format!(
-                "Inter-|   Receive\n face |bytes packets\n  eth0: {} 1 0 0 0 0 0 0 {} 2 0 0 0 0 0 0\n",
-                1000 + rank,
-                10 * rank
-            ),
-        )
-        .unwrap();
+/// `text` without terminal escape sequences (CSI `ESC [ ... letter`, charset `ESC ( X`, and `ESC X`).
+fn without_escapes(text: &str) -> String {
+    let mut out = String::new();
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c != '\x1b' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('[') => {
+                for c in chars.by_ref() {
+                    if c.is_ascii_alphabetic() {
+                        break;
+                    }
+                }
+            }
+            Some('(' | ')') => {
+                chars.next();
+            }
+            _ => {}
+        }
     }
-    format!("{}/h/{{rank}}", dir.display())
+    out
 }
 
-fn sample<'a>(exposition: &'a str, series: &str) -> &'a str {
-    exposition
-        .lines()
-        .find_map(|l| l.strip_prefix(series).and_then(|rest| rest.strip_prefix(' ')))
-        .unwrap_or_else(|| panic!("no {series} in\n{exposition}"))
+/// The longest line of `text`, in characters.
+fn widest(text: &str) -> usize {
+    text.lines().map(|l| l.chars().count()).max().unwrap_or(0)
 }
 
 #[test]
-fn monitor_exposition_equals_a_direct_computation_and_passes_promtool() {
-    let dir = tempfile::tempdir().unwrap();
-    let root = metric_hosts(dir.path());
-    let mut c = canopy();
-    c.args(["monitor", "--once", "--hosts", "3", "--host-root", &root, "--fanout", "2"]);
+fn ptop_cuts_its_lines_to_the_width_as_top_does() {
+    let batch = |extra: &[&str], columns: Option<&str>| {
+        let mut c = canopy();
+        c.args(["ptop", "-b", "-n", "1", "-d", "0", "--hosts", "2", "--top", "30"]).args(extra);
+        match columns {
+            Some(columns) => c.env("COLUMNS", columns),
+            None => c.env_remove("COLUMNS"),
+        };
+        let out = run(c, None);
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    // Not cut by default: the group table is wider than 80 columns.
+    assert!(widest(&batch(&[], None)) > 80);
+    let cut = batch(&["-w", "60"], None);
+    assert!(widest(&cut) == 60 && cut.contains("COMMAND"), "{cut}");
+    assert_eq!(widest(&batch(&[], Some("72"))), 72);
+
+    // The refreshing view on a 70-column terminal (a pty from script(1)).
+    let command =
+        format!("stty cols 70 rows 40; exec {} ptop -n 1 -d 0 --hosts 2", env!("CARGO_BIN_EXE_canopy"));
+    let mut c = gnu("script");
+    c.args(["-q", "-e", "-c", &command, "/dev/null"]);
     let out = run(c, None);
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-    let text = String::from_utf8(out.stdout.clone()).unwrap();
-    assert_eq!(sample(&text, "canopy_hosts_up"), "3");
-    assert_eq!(sample(&text, "canopy_hosts_down"), "0");
-    assert_eq!(sample(&text, "node_load1_sum"), "3.25");
-    assert_eq!(sample(&text, "node_load1_count"), "3");
-    assert_eq!(sample(&text, "node_load1_min{host=\"host[0,2]\"}"), "0.5");
-    assert_eq!(sample(&text, "node_load1_max{host=\"host1\"}"), "2.25");
-    assert_eq!(sample(&text, "node_load5_max{host=\"host2\"}"), "2");
-    assert_eq!(sample(&text, "node_memory_mem_total_bytes_sum"), (6000 * 1024).to_string());
-    assert_eq!(sample(&text, "node_cpu_seconds_sum{mode=\"user\"}"), "3");
-    assert_eq!(sample(&text, "node_context_switches_sum"), "24");
-    assert_eq!(sample(&text, "node_network_transmit_bytes_max{device=\"eth0\",host=\"host2\"}"), "20");
-    let mut promtool = Command::new("promtool");
-    promtool.args(["check", "metrics"]);
-    let checked = run(promtool, Some(&out.stdout));
-    assert!(
-        checked.status.success(),
-        "promtool: {}{}",
-        String::from_utf8_lossy(&checked.stdout),
-        String::from_utf8_lossy(&checked.stderr)
-    );
-}
-
-#[test]
-fn monitor_reports_a_hung_host_down_instead_of_hanging() {
-    let dir = tempfile::tempdir().unwrap();
-    let root = metric_hosts(dir.path());
-    let loadavg = dir.path().join("h/1/proc/loadavg");
-    std::fs::remove_file(&loadavg).unwrap();
-    let path = std::ffi::CString::new(loadavg.to_str().unwrap()).unwrap();
-    // SAFETY: a valid path. Opening a FIFO without a writer blocks: host1 hangs.
-    assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o644) }, 0);
-    let mut c = canopy();
-    c.args(["monitor", "--once", "--hosts", "3", "--host-root", &root, "--timeout", "1"]);
-    let out = run(c, None);
-    assert_eq!(out.status.code(), Some(1));
-    let text = String::from_utf8(out.stdout).unwrap();
-    assert_eq!(sample(&text, "canopy_hosts_down"), "1");
-    assert_eq!(sample(&text, "canopy_hosts_up"), "2");
-    assert_eq!(sample(&text, "node_load1_sum"), "1");
-}
-
-fn get(address: &str, path: &str) -> String {
-    let mut stream = std::net::TcpStream::connect(address).unwrap();
-    write!(stream, "GET {path} HTTP/1.0\r\nHost: {address}\r\n\r\n").unwrap();
-    let mut response = String::new();
-    stream.read_to_string(&mut response).unwrap();
-    response
-}
-
-#[test]
-fn monitor_serves_metrics_and_a_page_that_renders_in_chromium() {
-    let dir = tempfile::tempdir().unwrap();
-    let root = metric_hosts(dir.path());
-    let mut child = Command::new(env!("CARGO_BIN_EXE_canopy"))
-        .args(["monitor", "--listen", "127.0.0.1:0", "--hosts", "3", "--host-root", &root, "--interval", "1"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut banner = String::new();
-    BufReader::new(child.stderr.take().unwrap()).read_line(&mut banner).unwrap();
-    let address = banner.split("http://").nth(1).unwrap().split('/').next().unwrap().to_owned();
-    let metrics = get(&address, "/metrics");
-    assert!(metrics.starts_with("HTTP/1.0 200") || metrics.starts_with("HTTP/1.1 200"), "{metrics}");
-    assert!(metrics.contains("\nnode_load1_sum 3.25\n"), "{metrics}");
-    let host = get(&address, "/api/host/host1");
-    let body: serde_json::Value = serde_json::from_str(host.split("\r\n\r\n").nth(1).unwrap()).unwrap();
-    assert_eq!(body["hosts"], serde_json::json!(["host1"]));
-    let load = body["series"].as_array().unwrap().iter().find(|s| s["name"] == "node_load1").unwrap();
-    assert_eq!(load["sum"], "2.25");
-    assert!(get(&address, "/nothing").contains(" 404 "));
-
-    let profile = tempfile::tempdir().unwrap();
-    let dom = headless_chromium(profile.path())
-        .args(["--virtual-time-budget=5000", "--dump-dom"])
-        .arg(format!("http://{address}/"))
-        .stderr(Stdio::null())
-        .output()
-        .expect("chromium is installed by scripts/setup");
-    let dom = String::from_utf8_lossy(&dom.stdout);
-    assert!(dom.contains("3 hosts up (host[0-2]), down: none"), "{dom}");
-    assert!(dom.contains("<td>node_load1</td><td>3</td><td>1.083333333</td><td>3.25</td><td>0.5</td><td class=\"where\">host[0,2]</td>"), "{dom}");
-    // SAFETY: signalling our own child.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    assert_eq!(child.wait().unwrap().code(), Some(0));
+    let screen = String::from_utf8_lossy(&out.stdout);
+    let visible = without_escapes(&screen).replace('\r', "");
+    assert!(visible.contains("COMMAND") && visible.contains("keys: c sort"), "{visible}");
+    assert_eq!(widest(&visible), 70, "{visible}");
 }

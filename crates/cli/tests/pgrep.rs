@@ -1,5 +1,6 @@
 //! `canopy pgrep` on simulated hosts (threads, one root each) whose files differ in planned ways: exact
-//! clush -b blocks and -L lines, strip rules merging hosts, grep's flags, a missing file, exit statuses.
+//! clush -b blocks and -L lines, strip rules merging hosts, grep's flags, a missing file, clush's exit
+//! statuses. `pgrep_clush.rs` compares with clush itself on random hosts.
 
 mod common;
 
@@ -76,19 +77,22 @@ fn line_mode_counts_flags_missing_files_and_exit_statuses() {
     let out = text(&pgrep(&root, 5, &["-c", "-v", "-i", "LOG", "/etc/app.conf"]));
     assert_eq!(out, (Some(0), format!("{0}\nhost[0-4] (5)\n{0}\n2\n", "-".repeat(15)), String::new()));
 
+    // clush's statuses: 0 unless -S asks for the largest of the hosts' grep statuses.
     let out = text(&pgrep(&root, 5, &["nowhere", "/etc/app.conf"]));
+    assert_eq!(out, (Some(0), String::new(), String::new()));
+    let out = text(&pgrep(&root, 5, &["-S", "nowhere", "/etc/app.conf"]));
     assert_eq!(out, (Some(1), String::new(), String::new()));
+    let out = text(&pgrep(&root, 5, &["-S", "listen", "/etc/app.conf"]));
+    assert_eq!(out.0, Some(0));
+    let out = text(&pgrep(&root, 5, &["-S", "listen 80$", "/etc/app.conf"]));
+    assert_eq!(out.0, Some(1), "host4 selected nothing");
 
-    // Host 5 has no file: reported, status 2, the others still printed.
+    // Host 5 has no file: reported, the others still printed; -S: grep's 2.
+    let missing = "canopy pgrep: host5: /etc/app.conf: cannot open: No such file or directory\n";
     let out = text(&pgrep(&root, 6, &["-L", "listen 8080", "/etc/app.conf"]));
-    assert_eq!(
-        out,
-        (
-            Some(2),
-            "host4: listen 8080\n".into(),
-            "canopy pgrep: host5: /etc/app.conf: cannot open: No such file or directory\n".into()
-        )
-    );
+    assert_eq!(out, (Some(0), "host4: listen 8080\n".into(), missing.into()));
+    let out = text(&pgrep(&root, 6, &["-S", "-L", "listen 8080", "/etc/app.conf"]));
+    assert_eq!(out, (Some(2), "host4: listen 8080\n".into(), missing.into()));
 
     let out = text(&pgrep(&root, 1, &["(", "/etc/app.conf"]));
     assert_eq!(out.0, Some(2));

@@ -26,3 +26,10 @@ pub use ls::LsWidths;
 pub use parse::{ParseError, parse, parse_filter};
 pub use printf::{Format, RenderError};
 pub use program::{Action, Exec, GlobalOptions, Output, Program, StartList};
+
+/// The pieces of an `ls -l` line, for other listings (`canopy group stat`).
+pub mod listing {
+    pub use crate::clock::{local_tm, strftime};
+    pub use crate::ids::{group_name, user_name};
+    pub use crate::printf::mode_string;
+}

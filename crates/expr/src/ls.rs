@@ -40,7 +40,7 @@ impl LsWidths {
         out.push(b' ');
         pad_right(out, &(meta.blocks * 512).div_ceil(1024).to_string(), &mut self.blocks);
         out.push(b' ');
-        out.extend_from_slice(mode_string(&meta).as_bytes());
+        out.extend_from_slice(mode_string(meta.mode).as_bytes());
         out.extend_from_slice(format!(" {:>3} ", meta.nlink).as_bytes());
         match user_name(meta.uid) {
             Some(name) => {

@@ -365,7 +365,7 @@ fn field_value<D>(field: Field, entry: &Entry<'_, D>, path: &[u8], root: &[u8]) 
             format_g(ratio).into_bytes()
         }
         Field::ModeOctal => format!("{:o}", meta()?.mode & 0o7777).into_bytes(),
-        Field::ModeString => mode_string(&meta()?).into_bytes(),
+        Field::ModeString => mode_string(meta()?.mode).into_bytes(),
         Field::Links => meta()?.nlink.to_string().into_bytes(),
         Field::Inode => meta()?.ino.to_string().into_bytes(),
         Field::Device => meta()?.dev.to_string().into_bytes(),
@@ -472,10 +472,9 @@ fn format_time(t: Timestamp, k: u8) -> Vec<u8> {
     s
 }
 
-/// `ls -l` style permissions: `drwxr-xr-x`, with s/S, t/T for the special bits.
-pub fn mode_string(meta: &Metadata) -> String {
-    let mode = meta.mode;
-    let kind = match meta.kind() {
+/// `ls -l` style type and permissions of an `st_mode`: `drwxr-xr-x`, with s/S, t/T for the special bits.
+pub fn mode_string(mode: u32) -> String {
+    let kind = match FileKind::from_mode(mode) {
         FileKind::Dir => 'd',
         FileKind::Symlink => 'l',
         FileKind::Fifo => 'p',

@@ -17,9 +17,10 @@
 use crate::aggr::Registry;
 use crate::group::GroupError;
 use crate::host::HostConfig;
+use crate::nodeset::NodeSet;
 use crate::protocol::{self, Message};
 use crate::runtime::{Runtime, serve};
-use crate::sim::{Simulation, expand_template};
+use crate::sim::{Placeholders, Simulation, expand_template};
 use crate::topology::{Fanout, Topology};
 use crate::transport::DynTransport;
 use canopy_dist::Cluster;
@@ -35,11 +36,12 @@ pub type Client<'t> = Runtime<DynTransport<'t>>;
 #[derive(Args, Debug, Clone, PartialEq)]
 #[command(next_help_heading = "Hosts (simulated with threads, or one per MPI rank)")]
 pub struct HostsArgs {
-    /// Simulate this many hosts with threads (under mpirun each rank is a host instead)
-    #[arg(long, value_name = "N")]
-    pub hosts: Option<usize>,
+    /// Simulate hosts with threads: N of them, or the hosts of a NodeSet such as node[01-16] (under
+    /// mpirun each rank is a host instead)
+    #[arg(long, value_name = "N|NODESET")]
+    pub hosts: Option<SimulatedHosts>,
 
-    /// Each host's root directory; {rank} is the host's rank ({rank:03} zero-pads)
+    /// Each host's root directory; {rank} is the host's rank ({rank:03} zero-pads), {host} its name
     #[arg(long, value_name = "DIR", default_value = "/")]
     pub host_root: String,
 
@@ -73,6 +75,39 @@ impl Default for HostsArgs {
             ranks_per_node: None,
             timeout: Runtime::<DynTransport<'_>>::DEFAULT_TIMEOUT.as_secs_f64(),
         }
+    }
+}
+
+/// The hosts `--hosts` simulates: a number of them, or their names.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SimulatedHosts {
+    /// This many, named by `--host-name`.
+    Count(usize),
+    /// These, one rank each in ClusterShell's order of the set.
+    Names(NodeSet),
+}
+
+impl SimulatedHosts {
+    fn len(&self) -> usize {
+        match self {
+            SimulatedHosts::Count(n) => *n,
+            SimulatedHosts::Names(names) => usize::try_from(names.len()).unwrap_or(usize::MAX),
+        }
+    }
+}
+
+impl std::str::FromStr for SimulatedHosts {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        if text.bytes().all(|b| b.is_ascii_digit()) {
+            return text.parse().map(SimulatedHosts::Count).map_err(|e| format!("{text}: {e}"));
+        }
+        let names = NodeSet::parse(text).map_err(|e| e.to_string())?;
+        if names.is_empty() {
+            return Err("no host in the set".into());
+        }
+        Ok(SimulatedHosts::Names(names))
     }
 }
 
@@ -156,7 +191,16 @@ impl HostsArgs {
         registry: Registry,
         client: impl FnOnce(&Client<'_>) -> R,
     ) -> Result<R, GroupError> {
-        let hosts = self.hosts.unwrap_or(1);
+        let hosts = self.hosts.as_ref().map_or(1, SimulatedHosts::len);
+        let host_names = match &self.hosts {
+            Some(SimulatedHosts::Names(_)) if self.host_name.is_some() => {
+                return Err(GroupError::Usage(
+                    "--hosts names the hosts already: --host-name is for a number of hosts".into(),
+                ));
+            }
+            Some(SimulatedHosts::Names(names)) => Some(names.iter().collect()),
+            _ => None,
+        };
         let host_name = self
             .host_name
             .clone()
@@ -165,6 +209,7 @@ impl HostsArgs {
             hosts,
             host_root: self.host_root.clone(),
             host_name,
+            host_names,
             ranks_per_node: self.ranks_per_node.unwrap_or(1),
             fanout: self.fanout,
             timeout,
@@ -195,8 +240,10 @@ impl HostsArgs {
         };
         let rank = cluster.rank() as usize;
         let hostname = HostConfig::local().name;
-        let name = expand_template(template, rank, &hostname).map_err(GroupError::Usage)?;
-        let root = expand_template(&self.host_root, rank, &hostname).map_err(GroupError::Usage)?;
+        let mut values = Placeholders { rank, hostname: &hostname, host: None };
+        let name = expand_template(template, &values).map_err(GroupError::Usage)?;
+        values.host = Some(&name);
+        let root = expand_template(&self.host_root, &values).map_err(GroupError::Usage)?;
         Ok((Topology::new(&labels, self.fanout), HostConfig { name, root: PathBuf::from(root) }))
     }
 }

@@ -260,7 +260,7 @@ impl<T: Transport> Node<T> {
         let Some(results) = self.host.apply(group, &op, only.as_ref(), Delivery::Acknowledged) else {
             return Ok(OpPartial::refused(format!("{}: group {group} is not open here", self.host.name())));
         };
-        let mut parts = vec![local_partial(results, &status_aggr, data_aggr.as_ref())];
+        let mut parts = vec![local_partial(self.host.config(), results, &status_aggr, data_aggr.as_ref())];
         let replies = self.collect(seq, &reached, timing.collect_until)?;
         let mut missing = RangeSet::new();
         let mut lost = Vec::new();
@@ -394,6 +394,7 @@ type Resolved = Result<Arc<dyn ErasedAggregation>, AggrError>;
 
 /// This host's partial: every member's status, and the aggregations over the members that succeeded.
 fn local_partial(
+    host: &HostConfig,
     results: Vec<MemberResult>,
     status_aggr: &Resolved,
     data_aggr: Option<&Resolved>,
@@ -415,20 +416,20 @@ fn local_partial(
     );
     OpPartial {
         statuses,
-        status: aggregate_leaves(status_aggr, &status_values),
-        data: data_aggr.map_or(Ok(None), |aggr| aggregate_leaves(aggr, &data_values)),
+        status: aggregate_leaves(host, status_aggr, &status_values),
+        data: data_aggr.map_or(Ok(None), |aggr| aggregate_leaves(host, aggr, &data_values)),
         missing: RangeSet::new(),
         problems: Vec::new(),
     }
 }
 
-fn aggregate_leaves(aggr: &Resolved, values: &[(u64, Value)]) -> PartialResult {
+fn aggregate_leaves(host: &HostConfig, aggr: &Resolved, values: &[(u64, Value)]) -> PartialResult {
     let aggr = aggr.as_ref().map_err(Clone::clone)?;
     if values.is_empty() {
         return Ok(None);
     }
     let refs: Vec<(u64, &Value)> = values.iter().map(|(m, v)| (*m, v)).collect();
-    aggr.leaves(&refs).map(Some)
+    aggr.leaves(host, &refs).map(Some)
 }
 
 /// Merges partials given in member order.

@@ -57,6 +57,11 @@ impl<T: Transport> Runtime<T> {
         })
     }
 
+    /// Number of hosts (ranks), the client's included.
+    pub fn hosts(&self) -> usize {
+        self.node.borrow().topology().size()
+    }
+
     /// How long an operation waits for the hosts.
     pub fn timeout(&self) -> Duration {
         self.timeout.get()

@@ -18,10 +18,14 @@ use std::time::{Duration, Instant};
 pub struct Simulation {
     /// Number of hosts (ranks), at least 1; rank 0 is also the client.
     pub hosts: usize,
-    /// Each host's root directory; `{rank}` is replaced by the rank (`{rank:03}` zero-pads it).
+    /// Each host's root directory; `{rank}` is replaced by the rank (`{rank:03}` zero-pads it), `{host}` by
+    /// the host's name.
     pub host_root: String,
-    /// Each host's name, with the same placeholders, plus `{hostname}` for the real hostname.
+    /// Each host's name, with `{rank}`, `{rank:03}` and `{hostname}` for the real hostname.
     pub host_name: String,
+    /// The hosts' names rank by rank instead of `host_name` (ClusterShell's order of a NodeSet, say); as
+    /// many as `hosts`.
+    pub host_names: Option<Vec<String>>,
     /// Consecutive ranks per simulated physical node, for the tree's per-node level.
     pub ranks_per_node: usize,
     /// Fan-out of the aggregation tree.
@@ -38,6 +42,7 @@ impl Default for Simulation {
             hosts: 1,
             host_root: "/".into(),
             host_name: "host{rank}".into(),
+            host_names: None,
             ranks_per_node: 1,
             fanout: Fanout::default(),
             timeout: Runtime::<ThreadTransport>::DEFAULT_TIMEOUT,
@@ -46,19 +51,32 @@ impl Default for Simulation {
     }
 }
 
-/// Expands `{rank}`, `{rank:0N}` and `{hostname}` in a template.
-pub fn expand_template(template: &str, rank: usize, hostname: &str) -> Result<String, String> {
+/// What a host-name or host-root template's placeholders stand for on one host.
+#[derive(Copy, Clone, Debug)]
+pub struct Placeholders<'a> {
+    /// `{rank}`, `{rank:0N}`: the host's rank.
+    pub rank: usize,
+    /// `{hostname}`: the machine's hostname.
+    pub hostname: &'a str,
+    /// `{host}`: the host's own name (known in a root template, not in the name's own).
+    pub host: Option<&'a str>,
+}
+
+/// Expands `{rank}`, `{rank:0N}`, `{hostname}` and `{host}` in a template.
+pub fn expand_template(template: &str, values: &Placeholders<'_>) -> Result<String, String> {
     let mut out = String::new();
     let mut rest = template;
     while let Some(start) = rest.find('{') {
         out += &rest[..start];
         let end = rest[start..].find('}').ok_or_else(|| format!("unclosed '{{' in {template:?}"))? + start;
         let field = &rest[start + 1..end];
-        match field {
-            "rank" => out += &rank.to_string(),
-            "hostname" => out += hostname,
+        match (field, values.host) {
+            ("rank", _) => out += &values.rank.to_string(),
+            ("hostname", _) => out += values.hostname,
+            ("host", Some(host)) => out += host,
+            ("host", None) => return Err(format!("{{host}} cannot name the host itself in {template:?}")),
             _ => match field.strip_prefix("rank:0").map(str::parse::<usize>) {
-                Some(Ok(width)) => out += &format!("{rank:0width$}"),
+                Some(Ok(width)) => out += &format!("{:0width$}", values.rank),
                 _ => return Err(format!("unknown placeholder {{{field}}} in {template:?}")),
             },
         }
@@ -95,12 +113,19 @@ impl Simulation {
                 "a simulation needs at least one host and one rank per node".into(),
             ));
         }
+        if self.host_names.as_ref().is_some_and(|names| names.len() != self.hosts) {
+            return Err(GroupError::Usage("a simulation needs one name per host".into()));
+        }
         let hostname = HostConfig::local().name;
         let mut configs = Vec::with_capacity(self.hosts);
         for rank in 0..self.hosts {
-            let expand = |template: &str| expand_template(template, rank, &hostname);
-            let name = expand(&self.host_name).map_err(GroupError::Usage)?;
-            let root = expand(&self.host_root).map_err(GroupError::Usage)?;
+            let mut values = Placeholders { rank, hostname: &hostname, host: None };
+            let name = match &self.host_names {
+                Some(names) => names[rank].clone(),
+                None => expand_template(&self.host_name, &values).map_err(GroupError::Usage)?,
+            };
+            values.host = Some(&name);
+            let root = expand_template(&self.host_root, &values).map_err(GroupError::Usage)?;
             configs.push(HostConfig { name, root: PathBuf::from(root) });
         }
         let labels: Vec<String> =

@@ -41,6 +41,7 @@ impl Hosts {
             hosts: self.count,
             host_root: format!("{}/{{rank}}", self.dir.path().display()),
             host_name: "host{rank}".into(),
+            host_names: None,
             ranks_per_node,
             fanout,
             timeout: Duration::from_secs(10),

@@ -8,7 +8,7 @@
 //! | [`psync`] | read, assemble (copy ranges + new bytes) on sub-groups | classes of block signatures |
 //! | [`ptail`] | read, seek back over partial lines | line equivalence after stripping |
 //! | [`ptop`] | read of `/proc/PID/stat*` | top-N and per-command totals |
-//! | [`monitor`] | read of `/proc` metric files | sum / count / min / max with where |
+//! | [`monitor`] | read of node_exporter's `/proc` files | each host's samples, or sum / count / min / max with where |
 
 pub mod hosts;
 pub mod interrupt;
@@ -19,4 +19,5 @@ pub mod psync;
 pub mod ptail;
 pub mod ptop;
 pub mod report;
+pub mod units;
 pub mod verify;

@@ -5,6 +5,7 @@
 
 use crate::hosts::{HostsArgs, with_runtime};
 use crate::report::Problems;
+use crate::units;
 use crate::verify::{SpanDigests, verify};
 use canopy_dist::Cluster;
 use canopy_group::{FileOp, Group, GroupError, OpenFlags, RangeSet, Registry, Runtime, Transport, Whence};
@@ -27,7 +28,9 @@ Examples:
 SRC is read once on this machine; DEST is a path under each host's root (ending in / for a
 directory). Each host writes a temporary file next to DEST, checks its SHA-256 digests against the
 source's and only then renames it over DEST: DEST is the old file or the complete new one, never
-half-written. Failures are printed once per distinct error with the set of hosts that had it.
+half-written. A line sums up what was copied where (-q: none; -v also names the source and the
+hosts the way clush --copy -v does); failures are printed on stderr once per distinct error with
+the set of hosts that had it.
 Exit status: 0 when every host has the copy, 1 when any host failed, 2 on usage errors.";
 
 /// Copy one file to every host (read once, streamed down the tree, verified, renamed into place).
@@ -60,6 +63,14 @@ pub struct PcpArgs {
     #[arg(long)]
     pub json: bool,
 
+    /// Also name the source and the hosts it went to
+    #[arg(short, long, conflicts_with = "quiet")]
+    pub verbose: bool,
+
+    /// No summary line
+    #[arg(short, long)]
+    pub quiet: bool,
+
     #[command(flatten)]
     pub hosts: HostsArgs,
 }
@@ -74,6 +85,7 @@ pub fn run(args: PcpArgs, cluster: &Cluster) -> ExitCode {
             return ExitCode::from(code);
         }
     };
+    let started = std::time::Instant::now();
     let outcome = with_runtime(&args.hosts, cluster, Registry::new(), |runtime| copy(runtime, source, &plan));
     let copied = match outcome {
         // Another MPI rank: it served its host; rank 0 reports for the job.
@@ -89,6 +101,7 @@ pub fn run(args: PcpArgs, cluster: &Cluster) -> ExitCode {
         }
     };
     let _ = copied.problems.print("pcp", &mut err);
+    let seconds = started.elapsed().as_secs_f64();
     if args.json {
         let report = serde_json::json!({
             "source": args.src.display().to_string(),
@@ -97,8 +110,22 @@ pub fn run(args: PcpArgs, cluster: &Cluster) -> ExitCode {
             "copied": copied.hosts,
             "copied_count": copied.host_count,
             "failures": copied.problems.json(),
+            "seconds": seconds,
         });
         println!("{report}");
+    } else if copied.host_count > 0 && !args.quiet {
+        if args.verbose {
+            println!("`{}' -> {}:`{}'", args.src.display(), copied.hosts, plan.dest);
+        }
+        println!(
+            "pcp: {} to {} on {} ({} {}) in {}",
+            units::bytes(copied.bytes as f64),
+            plan.dest,
+            copied.hosts,
+            copied.host_count,
+            if copied.host_count == 1 { "host" } else { "hosts" },
+            units::duration(seconds)
+        );
     }
     ExitCode::from(if copied.problems.is_empty() { 0 } else { 1 })
 }

@@ -213,7 +213,7 @@ impl Aggregation for Concat {
 pub struct Classes<K>(pub Vec<(K, RangeSet)>);
 
 impl<K: Ord> Classes<K> {
-    fn leaf(key: K, member: u64) -> Self {
+    pub(crate) fn leaf(key: K, member: u64) -> Self {
         Classes(vec![(key, RangeSet::from_values([member]))])
     }
 

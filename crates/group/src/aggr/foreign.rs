@@ -1,6 +1,7 @@
 //! C aggregations from shared libraries: the ABI of `include/canopy_aggr.h`.
 
 use super::{AggrError, AggrSpec, ErasedAggregation, decode, encode};
+use crate::host::HostConfig;
 use crate::nodeset::RangeSet;
 use crate::value::{FileStat, Value};
 use serde::{Deserialize, Serialize};
@@ -157,7 +158,7 @@ fn stat_bytes(st: &FileStat) -> Vec<u8> {
 }
 
 impl ErasedAggregation for Foreign {
-    fn leaves(&self, members: &[(u64, &Value)]) -> Result<Vec<u8>, AggrError> {
+    fn leaves(&self, _host: &HostConfig, members: &[(u64, &Value)]) -> Result<Vec<u8>, AggrError> {
         let inputs: Vec<Input> = members
             .iter()
             .map(|&(member, value)| Input { kind: CANOPY_RAW, data: raw_bytes(value), files: vec![member] })

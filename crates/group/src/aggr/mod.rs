@@ -24,6 +24,7 @@ pub use builtin::{
 pub use foreign::{ForeignPartial, gloadaggr};
 pub use registry::Registry;
 
+use crate::host::HostConfig;
 use crate::value::Value;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -65,6 +66,14 @@ pub trait Aggregation: Send + Sync + 'static {
 
     /// The partial result of one member that succeeded.
     fn leaf(&self, member: u64, value: &Value) -> Self::Partial;
+
+    /// [`Aggregation::leaf`], run on `host`: for an aggregation that also looks at the host itself, such
+    /// as the monitor's file-system collector, which stats under the host's root the mount points its
+    /// `/proc/mounts` lists. Defaults to `leaf`.
+    fn leaf_on(&self, host: &HostConfig, member: u64, value: &Value) -> Self::Partial {
+        let _ = host;
+        self.leaf(member, value)
+    }
 
     /// Combines two partial results; `left`'s members all precede `right`'s. Must be associative.
     fn merge(&self, left: Self::Partial, right: Self::Partial) -> Self::Partial;
@@ -183,8 +192,8 @@ impl std::error::Error for AggrError {}
 
 /// An aggregation with its partials serialised: what the tree runs, whatever the aggregation's types.
 pub(crate) trait ErasedAggregation: Send + Sync {
-    /// The partial of one host's members (non-empty, in member order).
-    fn leaves(&self, members: &[(u64, &Value)]) -> Result<Vec<u8>, AggrError>;
+    /// The partial of `host`'s members (non-empty, in member order).
+    fn leaves(&self, host: &HostConfig, members: &[(u64, &Value)]) -> Result<Vec<u8>, AggrError>;
     /// Merges non-empty partials given in member order.
     fn merge(&self, parts: Vec<Vec<u8>>) -> Result<Vec<u8>, AggrError>;
 }
@@ -201,10 +210,10 @@ pub(crate) fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, AggrError> 
 }
 
 impl<A: Aggregation> ErasedAggregation for Typed<A> {
-    fn leaves(&self, members: &[(u64, &Value)]) -> Result<Vec<u8>, AggrError> {
+    fn leaves(&self, host: &HostConfig, members: &[(u64, &Value)]) -> Result<Vec<u8>, AggrError> {
         let partial = members
             .iter()
-            .map(|&(member, value)| self.0.leaf(member, value))
+            .map(|&(member, value)| self.0.leaf_on(host, member, value))
             .reduce(|left, right| self.0.merge(left, right))
             .ok_or_else(|| AggrError("no member to aggregate".into()))?;
         encode(&partial)

@@ -15,7 +15,7 @@ fn bytes(text: &str) -> Value {
 fn flat(spec: &AggrSpec, items: &[(u64, Value)]) -> Vec<u8> {
     let aggregation = Registry::new().resolve(spec).unwrap();
     let refs: Vec<(u64, &Value)> = items.iter().map(|(m, v)| (*m, v)).collect();
-    aggregation.leaves(&refs).unwrap()
+    aggregation.leaves(&HostConfig::local(), &refs).unwrap()
 }
 
 /// Aggregates `items` the way a tree does: members split over hosts at the cut points, then consecutive
@@ -28,7 +28,7 @@ fn tree(spec: &AggrSpec, items: &[(u64, Value)], choices: &[usize]) -> Vec<u8> {
     while !rest.is_empty() {
         let take = 1 + choices.next().unwrap() % rest.len();
         let refs: Vec<(u64, &Value)> = rest[..take].iter().map(|(m, v)| (*m, v)).collect();
-        partials.push(aggregation.leaves(&refs).unwrap());
+        partials.push(aggregation.leaves(&HostConfig::local(), &refs).unwrap());
         rest = &rest[take..];
     }
     while partials.len() > 1 {
@@ -216,7 +216,7 @@ fn registered_aggregations_get_their_parameters() {
     let aggregation = registry.resolve(&spec).unwrap();
     let items = [(0, Value::Int(5)), (1, Value::Int(11)), (2, Value::Int(30))];
     let refs: Vec<(u64, &Value)> = items.iter().map(|(m, v)| (*m, v)).collect();
-    let partial = aggregation.leaves(&refs).unwrap();
+    let partial = aggregation.leaves(&HostConfig::local(), &refs).unwrap();
     assert_eq!(AggrResult::new(spec, Some(partial)).decode::<u64>().unwrap(), Some(2));
 
     let bad = AggrSpec::Registered { name: "count-above".into(), params: "ten".into() };

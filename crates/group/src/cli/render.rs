@@ -1,5 +1,6 @@
 //! Printing a group outcome: `clush -b` style text blocks, or one JSON document.
 
+use super::stat::{self, StatKey};
 use super::{Failed, GroupArgs, Operation};
 use crate::aggr::{
     AggrResult, AggrSpec, Agreement, Averages, Builtin, Classes, Concatenation, Digest, Extremes,
@@ -30,6 +31,16 @@ impl<'g, 'rt, Tr: Transport> Labels<'g, 'rt, Tr> {
         hosts.dedup();
         let one_per_host = hosts.len() == files.len() && files.iter().all(|f| f.path == files[0].path);
         Labels { group, one_per_host }
+    }
+
+    /// The order `clush -b` prints blocks in (after the command's status): larger sets first, then by the
+    /// first host's name compared as a string.
+    pub fn clush_key(&self, members: &RangeSet) -> (std::cmp::Reverse<u64>, String) {
+        if self.one_per_host {
+            let hosts = self.group.hosts_of(members);
+            return (std::cmp::Reverse(hosts.len()), hosts.iter().next().unwrap_or_default());
+        }
+        (std::cmp::Reverse(members.len()), self.of(members))
     }
 
     /// The label of a set of members.
@@ -107,10 +118,66 @@ fn decoded<T: serde::de::DeserializeOwned>(result: &AggrResult) -> std::io::Resu
     result.decode().map_err(|e| std::io::Error::other(e.to_string()))
 }
 
+/// The classes of a read as `clush -b` shows a command's output: what differs only in a final newline is
+/// the same output, an empty one is no output; in clush's order. Each content ends with a newline.
+fn output_classes<Tr: Transport>(
+    labels: &Labels<'_, '_, Tr>,
+    classes: &Classes<Value>,
+) -> Vec<(RangeSet, Vec<u8>)> {
+    let mut outputs: Vec<(RangeSet, Vec<u8>)> = Vec::new();
+    for (value, members) in &classes.0 {
+        let mut content = value_bytes(value);
+        if content.is_empty() {
+            continue;
+        }
+        if !content.ends_with(b"\n") {
+            content.push(b'\n');
+        }
+        match outputs.iter_mut().find(|(_, c)| *c == content) {
+            Some((all, _)) => *all = all.union(members),
+            None => outputs.push((members.clone(), content)),
+        }
+    }
+    outputs.sort_by_cached_key(|(members, _)| labels.clush_key(members));
+    outputs
+}
+
+/// `stat` classes, refined by the contents' digests when `contents` has them, in clush's order.
+fn stat_classes<Tr: Transport>(
+    labels: &Labels<'_, '_, Tr>,
+    stats: &Classes<StatKey>,
+    contents: Option<&Classes<Digest>>,
+) -> Vec<(RangeSet, StatKey, Option<Digest>)> {
+    let mut classes = Vec::new();
+    for (key, members) in &stats.0 {
+        match contents {
+            None => classes.push((members.clone(), *key, None)),
+            Some(digests) => {
+                for (digest, holders) in &digests.0 {
+                    let both = members.intersection(holders);
+                    if !both.is_empty() {
+                        classes.push((both, *key, Some(*digest)));
+                    }
+                }
+            }
+        }
+    }
+    classes.sort_by_cached_key(|(members, _, _)| labels.clush_key(members));
+    classes
+}
+
+fn stat_line(key: &StatKey, digest: Option<&Digest>) -> String {
+    match digest {
+        Some(digest) => format!("{} sha256:{digest}\n", key.ls_line()),
+        None => format!("{}\n", key.ls_line()),
+    }
+}
+
 pub(super) fn text<Tr: Transport>(
     out: &mut dyn Write,
     group: &Group<'_, Tr>,
     outcome: &Outcome,
+    contents: Option<&Outcome>,
 ) -> Result<(), Failed> {
     let Some(result) = outcome.data() else {
         return Ok(());
@@ -119,17 +186,23 @@ pub(super) fn text<Tr: Transport>(
     let all = succeeded(group);
     let labels = Labels::new(group);
     let AggrSpec::Builtin(builtin) = result.spec() else {
-        if let Some(partial) = decoded::<ForeignPartial>(result)? {
+        if let Some(stats) = stat_result(result)? {
+            let digests =
+                contents.and_then(|c| c.data()).map(decoded::<Classes<Digest>>).transpose()?.flatten();
+            for (members, key, digest) in stat_classes(&labels, &stats, digests.as_ref()) {
+                block(out, &labels, &members, stat_line(&key, digest.as_ref()).as_bytes())?;
+            }
+        } else if let Some(partial) = decoded::<ForeignPartial>(result)? {
             block(out, &labels, &partial.members, &partial.data)?;
         }
         return Ok(());
     };
     match builtin {
         Builtin::Classes => {
-            for (value, members) in
-                decoded::<Classes<Value>>(result)?.iter().flat_map(Classes::by_first_member)
-            {
-                block(out, &labels, members, &value_bytes(value))?;
+            if let Some(classes) = decoded::<Classes<Value>>(result)? {
+                for (members, content) in output_classes(&labels, &classes) {
+                    block(out, &labels, &members, &content)?;
+                }
             }
         }
         Builtin::Concat => {
@@ -138,10 +211,12 @@ pub(super) fn text<Tr: Transport>(
             }
         }
         Builtin::Checksum => {
-            for (digest, members) in
-                decoded::<Classes<Digest>>(result)?.iter().flat_map(Classes::by_first_member)
-            {
-                block(out, &labels, members, format!("{digest}\n").as_bytes())?;
+            if let Some(classes) = decoded::<Classes<Digest>>(result)? {
+                let mut classes: Vec<&(Digest, RangeSet)> = classes.0.iter().collect();
+                classes.sort_by_cached_key(|(_, members)| labels.clush_key(members));
+                for (digest, members) in classes {
+                    block(out, &labels, members, format!("{digest}\n").as_bytes())?;
+                }
             }
         }
         Builtin::Sum => {
@@ -183,6 +258,16 @@ pub(super) fn text<Tr: Transport>(
         }
     }
     Ok(())
+}
+
+/// The classes of `canopy group stat`'s own aggregation, when `result` is one.
+fn stat_result(result: &AggrResult) -> std::io::Result<Option<Classes<StatKey>>> {
+    match result.spec() {
+        AggrSpec::Registered { name, .. } if name == stat::AGGREGATION => {
+            Ok(decoded::<Classes<StatKey>>(result)?)
+        }
+        _ => Ok(None),
+    }
 }
 
 /// `canopy group: HOSTS:PATH: error` lines for files that did not open, and silent hosts.
@@ -253,8 +338,28 @@ fn with(mut base: Json, extra: Json) -> Json {
     base
 }
 
-fn result_json<Tr: Transport>(labels: &Labels<'_, '_, Tr>, result: &AggrResult) -> Result<Json, Failed> {
+fn result_json<Tr: Transport>(
+    labels: &Labels<'_, '_, Tr>,
+    result: &AggrResult,
+    contents: Option<&Outcome>,
+) -> Result<Json, Failed> {
     let failed = |e: crate::aggr::AggrError| Failed::Run(e.to_string());
+    if let Some(stats) = stat_result(result)? {
+        let digests = contents.and_then(|c| c.data()).map(decoded::<Classes<Digest>>).transpose()?.flatten();
+        let classes = stat_classes(labels, &stats, digests.as_ref());
+        return Ok(json!(
+            classes
+                .iter()
+                .map(|(members, key, digest)| {
+                    let mut stat = json!({ "stat": key.json() });
+                    if let Some(digest) = digest {
+                        stat["sha256"] = json!(digest.to_string());
+                    }
+                    with(members_json(labels, members), stat)
+                })
+                .collect::<Vec<_>>()
+        ));
+    }
     let AggrSpec::Builtin(builtin) = result.spec() else {
         return Ok(match result.decode::<ForeignPartial>().map_err(failed)? {
             Some(partial) => {
@@ -265,8 +370,9 @@ fn result_json<Tr: Transport>(labels: &Labels<'_, '_, Tr>, result: &AggrResult) 
     };
     Ok(match builtin {
         Builtin::Classes => json!(result.decode::<Classes<Value>>().map_err(failed)?.map(|classes| {
+            let mut classes: Vec<&(Value, RangeSet)> = classes.0.iter().collect();
+            classes.sort_by_cached_key(|(_, members)| labels.clush_key(members));
             classes
-                .by_first_member()
                 .into_iter()
                 .map(|(value, members)| {
                     with(members_json(labels, members), json!({ "value": value_json(value) }))
@@ -287,8 +393,9 @@ fn result_json<Tr: Transport>(labels: &Labels<'_, '_, Tr>, result: &AggrResult) 
                 .collect::<Vec<_>>()
         })),
         Builtin::Checksum => json!(result.decode::<Classes<Digest>>().map_err(failed)?.map(|classes| {
+            let mut classes: Vec<&(Digest, RangeSet)> = classes.0.iter().collect();
+            classes.sort_by_cached_key(|(_, members)| labels.clush_key(members));
             classes
-                .by_first_member()
                 .into_iter()
                 .map(|(digest, members)| {
                     with(members_json(labels, members), json!({ "sha256": digest.to_string() }))
@@ -334,6 +441,7 @@ pub(super) fn json<Tr: Transport>(
     group: &Group<'_, Tr>,
     report: &OpenReport,
     outcome: &Outcome,
+    contents: Option<&Outcome>,
 ) -> Result<Json, Failed> {
     let labels = Labels::new(group);
     let mut failures: Vec<Json> = report
@@ -369,7 +477,10 @@ pub(super) fn json<Tr: Transport>(
         "hosts": if group.gsize() > 0 { group.hosts_of(&all).to_string() } else { String::new() },
         "status": outcome.status_value().ok().flatten(),
         "aggregation": outcome.data().map(|d| d.spec().to_string()),
-        "result": match outcome.data() { Some(data) => result_json(&labels, data)?, None => Json::Null },
+        "result": match outcome.data() {
+            Some(data) => result_json(&labels, data, contents)?,
+            None => Json::Null,
+        },
         "failures": failures,
         "missing": outcome.missing().to_string(),
         "not_opened": report.missing.to_string(),

@@ -155,21 +155,117 @@ fn stat_groups_hosts_by_metadata() {
 }
 
 #[test]
-fn failures_go_to_stderr_and_set_the_exit_status() {
+fn failures_go_to_stderr_after_the_others_results_and_exit_codes_are_clushs() {
     let hosts = Hosts::new();
     for rank in [0, 1, 3, 4] {
         hosts.write(rank, "/etc/motd", "hi\n");
     }
     let root = hosts.root();
     let argv = ["read", "/etc/motd", "--hosts", "6", "--host-root", &root];
+    let failure = "canopy group: host[2,5]:/etc/motd: No such file or directory\n";
     let (code, out, err) = canopy_group(&argv);
-    assert_eq!(code, ExitCode::from(1));
-    assert_eq!(out, "");
-    assert_eq!(err, "canopy group: host[2,5]:/etc/motd: No such file or directory\n");
-    let (code, out, err) = canopy_group(&[&argv[..], &["--best-effort"]].concat());
-    assert_eq!(code, ExitCode::from(1));
-    assert_eq!(out, format!("{RULE}\nhost[0-1,3-4] (4)\n{RULE}\nhi\n"));
-    assert_eq!(err, "canopy group: host[2,5]:/etc/motd: No such file or directory\n");
+    assert_eq!(
+        (code, out.as_str(), err.as_str()),
+        (ExitCode::SUCCESS, &*format!("{RULE}\nhost[0-1,3-4] (4)\n{RULE}\nhi\n"), failure)
+    );
+    // clush -S: the largest status, cat's 1 for a file that is not there.
+    let (code, out_s, _) = canopy_group(&[&argv[..], &["-S"]].concat());
+    assert_eq!((code, out_s), (ExitCode::from(1), out));
+    // All or nothing.
+    let (code, out, err) = canopy_group(&[&argv[..], &["--strict"]].concat());
+    assert_eq!((code, out.as_str(), err.as_str()), (ExitCode::from(1), "", failure));
+    let (code, _, err) = canopy_group(&["read", "/nowhere", "--hosts", "2", "--host-root", &root]);
+    assert_eq!(
+        (code, err.as_str()),
+        (ExitCode::SUCCESS, "canopy group: host[0-1]:/nowhere: No such file or directory\n")
+    );
+}
+
+#[test]
+fn blocks_come_in_clush_order_and_a_final_newline_or_empty_output_is_as_clush_sees_it() {
+    let hosts = Hosts::new();
+    // host0 and host1 differ only in the final newline; host2 is empty; host10's set comes first as a
+    // string ("host10" < "host3"), host3 and host11 share a text.
+    let texts = ["x\n", "x", "", "y\n\n", "z", "z", "z", "z", "z", "w\n", "v\n", "y\n\n"];
+    for (rank, text) in texts.iter().enumerate() {
+        hosts.write(rank, "/etc/motd", text);
+    }
+    let root = hosts.root();
+    let (code, out, err) = canopy_group(&["read", "/etc/motd", "--hosts", "12", "--host-root", &root]);
+    assert_eq!((code, err.as_str()), (ExitCode::SUCCESS, ""));
+    let block = |hosts: &str, text: &str| format!("{RULE}\n{hosts}\n{RULE}\n{text}");
+    let expected = [
+        block("host[4-8] (5)", "z\n"),
+        block("host[0-1] (2)", "x\n"),
+        block("host[3,11] (2)", "y\n\n"),
+        block("host10", "v\n"),
+        block("host9", "w\n"),
+    ]
+    .concat();
+    assert_eq!(out, expected);
+}
+
+#[test]
+fn stat_groups_by_what_ls_shows_and_prints_it_that_way() {
+    let hosts = Hosts::new();
+    for rank in 0..4 {
+        hosts.write(rank, "/etc/passwd", if rank == 3 { "longer\n" } else { "short\n" });
+        let path = hosts.path(rank, "/etc/passwd");
+        // Same second, different nanoseconds: one class; host2 has other contents of the same size.
+        let nanos = [1, 500_000_000, 999_999_999, 2][rank];
+        let time = rustix::fs::Timespec { tv_sec: 1_700_000_000, tv_nsec: nanos };
+        let times = rustix::fs::Timestamps { last_access: time, last_modification: time };
+        rustix::fs::utimensat(rustix::fs::CWD, &path, &times, rustix::fs::AtFlags::empty()).unwrap();
+    }
+    hosts.write(2, "/etc/passwd", "SHORT\n");
+    let time = rustix::fs::Timespec { tv_sec: 1_700_000_000, tv_nsec: 7 };
+    let times = rustix::fs::Timestamps { last_access: time, last_modification: time };
+    rustix::fs::utimensat(
+        rustix::fs::CWD,
+        hosts.path(2, "/etc/passwd"),
+        &times,
+        rustix::fs::AtFlags::empty(),
+    )
+    .unwrap();
+    let root = hosts.root();
+    let when = String::from_utf8(canopy_expr::listing::strftime(
+        &canopy_expr::listing::local_tm(1_700_000_000).unwrap(),
+        "%Y-%m-%d %H:%M:%S",
+    ))
+    .unwrap();
+    let owner = {
+        use std::os::unix::fs::MetadataExt;
+        let meta = std::fs::metadata(hosts.path(0, "/etc/passwd")).unwrap();
+        let name = |n: Option<Vec<u8>>| String::from_utf8(n.unwrap()).unwrap();
+        use canopy_expr::listing::{group_name, user_name};
+        format!("{} {}", name(user_name(meta.uid())), name(group_name(meta.gid())))
+    };
+    let argv = ["stat", "/etc/passwd", "--hosts", "4", "--host-root", &root];
+    let (code, out, err) = canopy_group(&argv);
+    assert_eq!((code, err.as_str()), (ExitCode::SUCCESS, ""));
+    assert_eq!(
+        out,
+        format!(
+            "{RULE}\nhost[0-2] (3)\n{RULE}\n-rw-r--r-- {owner} 6 {when}\n\
+             {RULE}\nhost3\n{RULE}\n-rw-r--r-- {owner} 7 {when}\n"
+        )
+    );
+    let (_, out, _) = canopy_group(&[&argv[..], &["--checksum"]].concat());
+    let digest = |text: &str| {
+        use sha2::Digest as _;
+        sha2::Sha256::digest(text.as_bytes()).iter().map(|b| format!("{b:02x}")).collect::<String>()
+    };
+    assert_eq!(
+        out,
+        format!(
+            "{RULE}\nhost[0-1] (2)\n{RULE}\n-rw-r--r-- {owner} 6 {when} sha256:{}\n\
+             {RULE}\nhost2\n{RULE}\n-rw-r--r-- {owner} 6 {when} sha256:{}\n\
+             {RULE}\nhost3\n{RULE}\n-rw-r--r-- {owner} 7 {when} sha256:{}\n",
+            digest("short\n"),
+            digest("SHORT\n"),
+            digest("longer\n")
+        )
+    );
 }
 
 #[test]
@@ -181,9 +277,8 @@ fn json_output_carries_results_failures_and_status() {
         }
     }
     let root = hosts.root();
-    let (code, out, _) =
-        canopy_group(&["read", "/etc/motd", "--hosts", "4", "--host-root", &root, "--best-effort", "--json"]);
-    assert_eq!(code, ExitCode::from(1));
+    let (code, out, _) = canopy_group(&["read", "/etc/motd", "--hosts", "4", "--host-root", &root, "--json"]);
+    assert_eq!(code, ExitCode::SUCCESS);
     let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(doc["members"], 3);
     assert_eq!(doc["status"], 12); // 3 + 3 + 6 bytes
@@ -209,6 +304,11 @@ fn usage_errors_exit_with_2() {
         (vec!["read", "/f", "--agg", "/nonexistent/lib.so:f"], "cannot load aggregation library"),
         (vec!["read", "/f", "--timeout", "0"], "invalid --timeout"),
         (vec!["read", "/f", "--hosts", "0"], "at least one host"),
+        (vec!["read", "/f", "--checksum"], "--checksum adds the contents to stat"),
+        (
+            vec!["stat", "/f", "--hosts", "n[1-2]", "--host-name", "x{rank}"],
+            "--hosts names the hosts already",
+        ),
     ] {
         let (code, _, err) = canopy_group(&argv);
         assert_eq!(code, ExitCode::from(2), "{argv:?}");
@@ -229,10 +329,10 @@ fn a_silent_host_is_reported_within_the_timeout() {
     assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o644) }, 0);
     let root = hosts.root();
     let start = std::time::Instant::now();
-    let argv =
-        ["read", "/run/state", "--hosts", "4", "--host-root", &root, "--timeout", "1", "--best-effort"];
+    let argv = ["read", "/run/state", "--hosts", "4", "--host-root", &root, "--timeout", "1", "-S"];
     let (code, out, err) = canopy_group(&argv);
-    assert_eq!(code, ExitCode::from(1));
+    // clush -S: 255 for a host that timed out.
+    assert_eq!(code, ExitCode::from(255));
     assert_eq!(out, format!("{RULE}\nhost[0-1,3] (3)\n{RULE}\nup\n"));
     assert_eq!(err, "canopy group: no answer from rank2 within 1s\n");
     assert!(start.elapsed() < std::time::Duration::from_secs(3), "{:?}", start.elapsed());

@@ -82,6 +82,10 @@ impl Host {
         &self.config.name
     }
 
+    pub(crate) fn config(&self) -> &HostConfig {
+        &self.config
+    }
+
     /// Opens the files `spec` names on this host; they join `group` once committed.
     /// `selected` is false on a rank that `spec` leaves out: it joins with no member.
     pub(crate) fn open(&mut self, group: u64, spec: &OpenSpec, selected: bool) -> Opened {

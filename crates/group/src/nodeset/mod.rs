@@ -195,13 +195,10 @@ impl NodeSet {
         set
     }
 
-    /// Adds one host name, taken literally. A name whose digit run does not fit 64 bits is kept as plain
-    /// text; an empty name is ignored.
+    /// Adds one host name, taken literally; an empty name is ignored.
     pub fn insert(&mut self, name: &str) {
-        let (parts, axes) = match parse::scan_single(name) {
-            Ok(scanned) => scanned,
-            Err(_) if name.is_empty() => return,
-            Err(_) => (vec![name.to_owned()], Vec::new()),
+        let Ok((parts, axes)) = parse::scan_single(name) else {
+            return;
         };
         // In place: one name changes one pattern's set, no need for a union of whole sets.
         let indices: Vec<Index> = axes.iter().filter_map(RangeSet::first).collect();
@@ -212,7 +209,7 @@ impl NodeSet {
         });
         match names {
             Names::Plain => {}
-            Names::Linear(set) => set.insert(indices[0]),
+            Names::Linear(set) => set.insert(indices[0].clone()),
             Names::Grid(points) => {
                 points.insert(indices);
             }

@@ -14,13 +14,14 @@ pub(crate) fn fold(points: &BTreeSet<Vec<Index>>) -> Vec<Vector> {
     let Some(first) = points.first() else {
         return Vec::new();
     };
-    let axes: Vec<RangeSet> = (0..first.len()).map(|axis| points.iter().map(|p| p[axis]).collect()).collect();
+    let axes: Vec<RangeSet> =
+        (0..first.len()).map(|axis| points.iter().map(|p| p[axis].clone()).collect()).collect();
     let box_size = axes.iter().try_fold(1u64, |acc, rs| acc.checked_mul(rs.len()));
     if box_size == Some(points.len() as u64) {
         return vec![axes];
     }
     let mut vectors: Vec<Vector> =
-        points.iter().map(|p| p.iter().map(|&i| std::iter::once(i).collect()).collect()).collect();
+        points.iter().map(|p| p.iter().map(|i| std::iter::once(i.clone()).collect()).collect()).collect();
     merge(&mut vectors);
     vectors
 }

@@ -169,11 +169,7 @@ pub(crate) fn scan_single(name: &str) -> Result<(Vec<String>, Vec<RangeSet>), Pa
         rest = &rest[literal_end..];
         let digits_end = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
         if digits_end > 0 {
-            let digits = &rest[..digits_end];
-            let value: u64 =
-                digits.parse().map_err(|_| ParseError::new(digits, "index too large (more than 64 bits)"))?;
-            let width = u8::try_from(digits.len()).map_err(|_| ParseError::new(digits, "index too long"))?;
-            axes.push(std::iter::once(Index::new(value, width)).collect());
+            axes.push(std::iter::once(Index::from_digits(&rest[..digits_end])).collect());
             parts.push(String::new());
             rest = &rest[digits_end..];
         }

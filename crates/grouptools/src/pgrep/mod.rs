@@ -10,7 +10,7 @@ use canopy_dist::Cluster;
 use canopy_group::aggr::Classes;
 use canopy_group::cli::{Labels, block};
 use canopy_group::{
-    AggrSpec, AggrType, Client, FileOp, GroupError, OpKind, OpenFlags, RangeSet, Registry, Value,
+    AggrSpec, AggrType, Client, FileOp, GroupError, OpKind, OpenFlags, RangeSet, Registry, Transport, Value,
 };
 use clap::Args;
 use matches::{Matches, Params};
@@ -26,12 +26,15 @@ Examples:
   canopy pgrep -F -w nfs /etc/fstab --hosts 8 --host-root /srv/sim/{rank}
 
 Every host greps its own FILE (under its root). Hosts whose selected lines are identical after
---strip print as one block, like `clush -b`: a line of 15 dashes, the hosts as a NodeSet with
+--strip print as one block, like `clush -b grep`: a line of 15 dashes, the hosts as a NodeSet with
 their number when more than one, 15 dashes, then the lines — the stripped lines, so the block is
-exactly what those hosts have in common. Hosts that selected nothing print nothing (with -c they
-print 0). -L prints `HOSTS: LINE` for every line instead of blocks. A host whose file cannot be
-read is reported on stderr with the others that failed the same way.
-Exit status as grep's: 0 when some host selected a line, 1 when none did, 2 when a host failed.";
+exactly what those hosts have in common. Blocks come in clush's order: hosts that selected lines
+first, larger sets first, then by first host. Hosts that selected nothing print nothing (with -c
+they print 0). -L prints `HOSTS: LINE` lines as clush -bL: the first lines of all hosts, equal ones once,
+then the second lines, and so on. A host whose file cannot
+be read is reported on stderr with the others that failed the same way.
+Exit status as clush's: 0 (whatever the hosts found or failed: see stderr), 2 on usage errors;
+-S: the largest of the hosts' grep statuses (0 selected, 1 none, 2 failed; 255 no answer).";
 
 /// Grep the same file on every host; hosts with identical results are printed once, like clush -b.
 #[derive(Args, Debug, Clone)]
@@ -63,7 +66,7 @@ pub struct PgrepArgs {
     #[arg(short, long)]
     pub count: bool,
 
-    /// Line mode: `HOSTS: LINE` for every line instead of clush -b blocks
+    /// Line mode, as clush -bL: `HOSTS: LINE`, the hosts' k-th lines gathered
     #[arg(short = 'L', long = "lines")]
     pub line_mode: bool,
 
@@ -71,6 +74,10 @@ pub struct PgrepArgs {
     /// first match is removed, or only its first capture group when it has one
     #[arg(long = "strip", value_name = "REGEX")]
     pub strip: Vec<String>,
+
+    /// Exit with the largest of the hosts' grep statuses, as clush -S
+    #[arg(short = 'S', long = "maxrc")]
+    pub maxrc: bool,
 
     #[command(flatten)]
     pub hosts: HostsArgs,
@@ -116,6 +123,15 @@ pub fn run(args: PgrepArgs, cluster: &Cluster) -> ExitCode {
     }
 }
 
+/// grep's statuses on one host, as `clush -S` sees them.
+mod status {
+    pub const SELECTED: u8 = 0;
+    pub const NONE: u8 = 1;
+    pub const FAILED: u8 = 2;
+    /// clush's status for a host that timed out.
+    pub const SILENT: u8 = 255;
+}
+
 /// Reads and greps the group, prints the classes; the exit code.
 fn grep(runtime: &Client<'_>, args: &PgrepArgs, params: &Params, matcher: &Matches) -> Result<u8, String> {
     let mut problems = Problems::default();
@@ -124,7 +140,8 @@ fn grep(runtime: &Client<'_>, args: &PgrepArgs, params: &Params, matcher: &Match
         Err(GroupError::Open(report)) => {
             problems.add_open(&report, "cannot open");
             problems.print("pgrep", &mut std::io::stderr().lock()).map_err(|e| e.to_string())?;
-            return Ok(2);
+            let worst = if report.missing.is_empty() { status::FAILED } else { status::SILENT };
+            return Ok(if args.maxrc { worst } else { 0 });
         }
         Err(other) => return Err(other.to_string()),
     };
@@ -143,38 +160,67 @@ fn grep(runtime: &Client<'_>, args: &PgrepArgs, params: &Params, matcher: &Match
         .map_err(|e| e.to_string())?
         .flatten()
         .unwrap_or(Classes(Vec::new()));
-    // Blocks in host order, like clush -b.
-    let mut shown: Vec<(RangeSet, Vec<u8>)> = classes
+    let labels = Labels::new(&group);
+    // Blocks in clush's order: by grep's status on the hosts, then larger sets, then first host.
+    let mut shown: Vec<(u8, RangeSet, Vec<u8>)> = classes
         .0
         .into_iter()
-        .filter_map(|(value, members)| match value {
-            Value::Bytes(lines) if !lines.is_empty() => Some((members, lines)),
-            _ => None,
+        .map(|(value, members)| {
+            let lines = match value {
+                Value::Bytes(lines) => lines,
+                _ => Vec::new(),
+            };
+            let status = if matcher.selected_any(&lines) { status::SELECTED } else { status::NONE };
+            (status, members, lines)
         })
         .collect();
-    shown.sort_by_key(|(members, _)| members.values().next());
-    let labels = Labels::new(&group);
+    shown.sort_by_cached_key(|(status, members, _)| (*status, labels.clush_key(members)));
+    let worst = shown.iter().map(|(status, _, _)| *status).max().unwrap_or(status::SELECTED);
     let mut out = std::io::stdout().lock();
-    let mut any = false;
-    for (members, lines) in &shown {
-        any |= matcher.selected_any(lines);
-        if args.line_mode {
-            let hosts = labels.of(members);
-            for line in lines.strip_suffix(b"\n").unwrap_or(lines).split(|&b| b == b'\n') {
-                write!(out, "{hosts}: ").map_err(|e| e.to_string())?;
-                out.write_all(line).and_then(|()| out.write_all(b"\n")).map_err(|e| e.to_string())?;
-            }
-        } else {
+    if args.line_mode {
+        for (members, line) in line_classes(&labels, &shown) {
+            write!(out, "{}: ", labels.of(&members)).map_err(|e| e.to_string())?;
+            out.write_all(line).and_then(|()| out.write_all(b"\n")).map_err(|e| e.to_string())?;
+        }
+    } else {
+        for (_, members, lines) in shown.iter().filter(|(_, _, lines)| !lines.is_empty()) {
             block(&mut out, &labels, members, lines).map_err(|e| e.to_string())?;
         }
     }
     out.flush().map_err(|e| e.to_string())?;
     problems.print("pgrep", &mut std::io::stderr().lock()).map_err(|e| e.to_string())?;
-    Ok(if !problems.is_empty() {
-        2
-    } else if any {
-        0
-    } else {
-        1
-    })
+    let silent = !group.open_report().missing.is_empty() || !outcome.missing().is_empty();
+    let worst = match (silent, problems.is_empty()) {
+        (true, _) => status::SILENT,
+        (false, false) => status::FAILED,
+        (false, true) => worst,
+    };
+    Ok(if args.maxrc { worst } else { 0 })
+}
+
+/// `clush -bL`'s lines: the k-th lines of all hosts together, equal ones once under their hosts (larger sets
+/// first, then by first host), then the next lines.
+fn line_classes<'a, Tr: Transport>(
+    labels: &Labels<'_, '_, Tr>,
+    shown: &'a [(u8, RangeSet, Vec<u8>)],
+) -> Vec<(RangeSet, &'a [u8])> {
+    let mut by_position: Vec<Vec<(RangeSet, &[u8])>> = Vec::new();
+    for (_, members, lines) in shown.iter().filter(|(_, _, lines)| !lines.is_empty()) {
+        for (k, line) in lines.strip_suffix(b"\n").unwrap_or(lines).split(|&b| b == b'\n').enumerate() {
+            if by_position.len() <= k {
+                by_position.push(Vec::new());
+            }
+            match by_position[k].iter_mut().find(|(_, l)| *l == line) {
+                Some((all, _)) => *all = all.union(members),
+                None => by_position[k].push((members.clone(), line)),
+            }
+        }
+    }
+    by_position
+        .into_iter()
+        .flat_map(|mut lines| {
+            lines.sort_by_cached_key(|(members, _)| labels.clush_key(members));
+            lines
+        })
+        .collect()
 }

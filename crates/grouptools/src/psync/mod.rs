@@ -16,8 +16,8 @@ use crate::verify::{SpanDigests, verify};
 use canopy_dist::Cluster;
 use canopy_group::aggr::{Classes, Extremes};
 use canopy_group::{
-    AggrSpec, AggrType, Builtin, FileOp, Group, GroupError, OpKind, OpenFlags, RangeSet, Registry, Runtime,
-    Transport, Whence,
+    AggrSpec, AggrType, Builtin, FileOp, Group, GroupError, NodeSet, OpKind, OpenFlags, RangeSet, Registry,
+    Runtime, Transport, Whence,
 };
 use canopy_tools::transfer::parse_size;
 use clap::Args;
@@ -33,13 +33,16 @@ const EXAMPLES: &str = "\
 Examples:
   canopy psync /etc/services /etc/services           # update every host's copy
   canopy psync app.conf /etc/app.conf --hosts 16 --host-root /srv/sim/{rank}
+  canopy psync -v model.bin /data/model.bin          # with the sub-groups' table
   canopy psync model.bin /data/model.bin --json      # the report as JSON
 
 Hosts whose copies are identical form one sub-group: its block signatures travel up the tree
 once, the delta is computed once, and only new bytes and references to old blocks are sent to
 it. Each host rebuilds the file next to DEST, checks its SHA-256 digests and renames it over DEST.
-The report (stdout) has one row per sub-group: file size, new bytes, block-reference bytes and
-what was sent as a share of the file, as in the TBON-FS paper's Table 3.
+A line on stdout sums up the hosts updated and the bytes sent (-q: none). -v (and --json) adds
+the report: one row per sub-group with file size, new bytes, block-reference bytes and what was
+sent as a share of the file, as in the TBON-FS paper's Table 3. Failures go to stderr, once per
+distinct error with the set of hosts that had it.
 Exit status: 0 when every host has the new file, 1 when any host failed, 2 on usage errors.";
 
 /// Update a file on every host with rsync's algorithm: only changed blocks travel, once per sub-group of
@@ -68,6 +71,14 @@ pub struct PsyncArgs {
     /// Print the report as JSON
     #[arg(long)]
     pub json: bool,
+
+    /// Print the sub-groups' table before the summary
+    #[arg(short, long, conflicts_with = "quiet")]
+    pub verbose: bool,
+
+    /// No summary line
+    #[arg(short, long)]
+    pub quiet: bool,
 
     #[command(flatten)]
     pub hosts: HostsArgs,
@@ -105,8 +116,9 @@ pub fn run(args: PsyncArgs, cluster: &Cluster) -> ExitCode {
         chunk: args.chunk_size as usize,
         fsync: args.fsync,
     };
+    let started = std::time::Instant::now();
     let synced = with_runtime(&args.hosts, cluster, registry(), |runtime| sync(runtime, &source, &plan));
-    let (table, problems) = match synced {
+    let Synced { table, problems, hosts } = match synced {
         // Another MPI rank: it served its host; rank 0 reports for the job.
         Ok(None) => return ExitCode::SUCCESS,
         Ok(Some(Ok(done))) => done,
@@ -120,12 +132,19 @@ pub fn run(args: PsyncArgs, cluster: &Cluster) -> ExitCode {
         }
     };
     let mut out = std::io::stdout().lock();
+    let seconds = started.elapsed().as_secs_f64();
     let printed = if args.json {
         let mut report = table.json();
         report["failures"] = problems.json();
+        report["hosts"] = serde_json::json!(hosts.to_string());
+        report["seconds"] = serde_json::json!(seconds);
         writeln!(out, "{report}")
     } else {
-        table.print(&mut out)
+        let rows = if args.verbose { table.print(&mut out) } else { Ok(()) };
+        rows.and_then(|()| match args.quiet || hosts.is_empty() {
+            true => Ok(()),
+            false => writeln!(out, "{}", table.summary(&args.dest, &hosts, seconds)),
+        })
     };
     if let Err(e) = printed {
         let _ = writeln!(err, "canopy psync: cannot write the report: {e}");
@@ -163,8 +182,16 @@ struct SubGroup {
     signatures: Vec<BlockSig>,
 }
 
+/// What a sync did.
+struct Synced {
+    table: Table,
+    problems: Problems,
+    /// The hosts that have the new file (up to date before, or updated).
+    hosts: NodeSet,
+}
+
 /// Brings every host's DEST to `source`. `Err` when nothing could run.
-fn sync<T: Transport>(runtime: &Runtime<T>, source: &[u8], plan: &Plan) -> Result<(Table, Problems), String> {
+fn sync<T: Transport>(runtime: &Runtime<T>, source: &[u8], plan: &Plan) -> Result<Synced, String> {
     let mut problems = Problems::about(&plan.dest);
     let mut table = Table::new(source.len() as u64, plan.block);
     let source_sigs = signature::signatures(source, plan.block);
@@ -187,12 +214,15 @@ fn sync<T: Transport>(runtime: &Runtime<T>, source: &[u8], plan: &Plan) -> Resul
     };
     let (up_to_date, stale): (Vec<SubGroup>, Vec<SubGroup>) =
         groups.drain(..).partition(|g| g.signatures == source_sigs);
+    let mut hosts = NodeSet::new();
     for group in &up_to_date {
-        table.rows.push(Row::up_to_date(old_hosts(&old, &group.old_members), source.len() as u64));
+        let current = old_hosts(&old, &group.old_members);
+        hosts = hosts.union(&current);
+        table.rows.push(Row::up_to_date(current, source.len() as u64));
     }
     let new_flags = OpenFlags::RDWR | OpenFlags::CREAT | OpenFlags::TRUNC | OpenFlags::BESTEFFORT;
     let temp = match &old {
-        Some(_) if stale.is_empty() => return Ok((table, problems)),
+        Some(_) if stale.is_empty() => return Ok(Synced { table, problems, hosts }),
         Some(_) => {
             let ranks = stale.iter().fold(RangeSet::new(), |all, g| all.union(&g.ranks));
             runtime.gopen_on(&plan.temp, new_flags, plan.mode, &ranks)
@@ -203,7 +233,7 @@ fn sync<T: Transport>(runtime: &Runtime<T>, source: &[u8], plan: &Plan) -> Resul
         Ok(temp) => temp,
         Err(GroupError::Open(report)) => {
             problems.add_open(&report, "cannot create");
-            return Ok((table, problems));
+            return Ok(Synced { table, problems, hosts });
         }
         Err(other) => return Err(other.to_string()),
     };
@@ -241,7 +271,8 @@ fn sync<T: Transport>(runtime: &Runtime<T>, source: &[u8], plan: &Plan) -> Resul
     ok = step(&mut temp, FileOp::Rename { name: plan.name.clone() }, &ok, "rename", &mut problems)?;
     let failed = temp.all_members().difference(&ok);
     remove_temporaries(&mut temp, &failed, &mut problems);
-    Ok((table, problems))
+    let hosts = hosts.union(&temp.hosts_of(&ok));
+    Ok(Synced { table, problems, hosts })
 }
 
 fn old_hosts<T: Transport>(old: &Option<Group<'_, T>>, members: &RangeSet) -> canopy_group::NodeSet {

@@ -3,6 +3,7 @@
 //! the sub-group sent up the tree.
 
 use super::signature::BlockSig;
+use crate::units;
 use canopy_group::{NodeSet, Piece};
 use serde::Serialize;
 use std::io::Write;
@@ -104,6 +105,28 @@ impl Table {
             }
         }
         Ok(())
+    }
+
+    /// One line for the whole sync: `psync: DEST on HOSTS (N hosts): ...`, with what was sent.
+    pub fn summary(&self, dest: &str, hosts: &NodeSet, seconds: f64) -> String {
+        let updated: Vec<&Row> = self.rows.iter().filter(|r| !r.up_to_date).collect();
+        let same = self.rows.len() - updated.len();
+        let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+        let new: u64 = updated.iter().map(|r| r.new).sum();
+        let matches: u64 = updated.iter().map(|r| r.matches).sum();
+        let size = self.size * updated.len() as u64;
+        let share = if size == 0 { 0.0 } else { 100.0 * (new + matches) as f64 / size as f64 };
+        format!(
+            "psync: {dest} on {hosts} ({}): {} updated, {} up to date; sent {} new and {} of block references \
+             for {} of files ({share:.1} %) in {}",
+            plural(hosts.len() as usize, "host", "hosts"),
+            plural(updated.len(), "sub-group", "sub-groups"),
+            same,
+            units::bytes(new as f64),
+            units::bytes(matches as f64),
+            units::bytes(size as f64),
+            units::duration(seconds)
+        )
     }
 
     /// The report as JSON.

@@ -1,10 +1,10 @@
 //! The line-equivalence aggregation of ptail (TBON-FS §4.1.3): each host splits what it read into lines,
-//! strips host-specific fields, and equal lines from any hosts become one entry with the set of members
-//! that logged it. The k-th occurrence of a line on a host meets the k-th on the others, so a host that
+//! strips host-specific fields and sets a leading timestamp aside, and equal lines from any hosts become one
+//! entry with the set of members that logged it and the earliest of their timestamps. The k-th occurrence of a line on a host meets the k-th on the others, so a host that
 //! logs the same line twice keeps both. The incomplete last line of each read is left for the next one:
 //! its length comes back so the client can seek back over it.
 
-use super::strip::Strip;
+use super::strip::{Strip, cut_time, time_order};
 use canopy_group::{Aggregation, RangeSet, Registry, Value};
 use serde::{Deserialize, Serialize};
 
@@ -20,6 +20,8 @@ pub struct Params {
     pub skip_first: bool,
     /// Keep only the last this many complete lines.
     pub last: Option<usize>,
+    /// Set a leading timestamp aside (lines then compare without it).
+    pub cut_time: bool,
 }
 
 /// One distinct line (after stripping), with who logged it.
@@ -33,6 +35,18 @@ pub struct Line {
     pub members: RangeSet,
     /// Where it first appeared: (member, line number in that read), to print lines in log order.
     pub first: (u64, u32),
+    /// The earliest timestamp set aside from the line on any member.
+    pub time: Option<Vec<u8>>,
+}
+
+impl Line {
+    /// The earlier of two timestamps (either may be missing).
+    pub fn earliest(a: Option<Vec<u8>>, b: Option<Vec<u8>>) -> Option<Vec<u8>> {
+        match (a, b) {
+            (Some(a), Some(b)) => Some(if time_order(&b) < time_order(&a) { b } else { a }),
+            (a, b) => a.or(b),
+        }
+    }
 }
 
 /// A read's lines across members.
@@ -76,12 +90,14 @@ impl Aggregation for LineEquivalence {
         let mut seen: std::collections::HashMap<Vec<u8>, u32> = std::collections::HashMap::new();
         for (number, line) in text.into_iter().enumerate() {
             let stripped = self.strip.apply(line);
-            let count = seen.entry(stripped.clone()).or_insert(0);
+            let (time, rest) = if self.params.cut_time { cut_time(&stripped) } else { (None, &stripped[..]) };
+            let count = seen.entry(rest.to_vec()).or_insert(0);
             lines.push(Line {
-                text: stripped,
+                text: rest.to_vec(),
                 occurrence: *count,
                 members: RangeSet::from_values([member]),
                 first: (member, number as u32),
+                time: time.map(<[u8]>::to_vec),
             });
             *count += 1;
         }
@@ -103,6 +119,7 @@ impl Aggregation for LineEquivalence {
                 Some(r) => merged.push(Line {
                     members: line.members.union(&r.members),
                     first: line.first.min(r.first),
+                    time: Line::earliest(line.time, r.time),
                     ..line
                 }),
                 None => merged.push(line),
@@ -144,7 +161,7 @@ mod tests {
         let strip: Vec<String> = SYSLOG.iter().map(|s| s.to_string()).collect();
         LineEquivalence {
             strip: Strip::new(&strip).unwrap(),
-            params: Params { strip, skip_first: false, last },
+            params: Params { strip, skip_first: false, last, cut_time: true },
         }
     }
 
@@ -156,7 +173,10 @@ mod tests {
         lines
             .in_order()
             .into_iter()
-            .map(|l| format!("{}: {}", l.members, String::from_utf8_lossy(&l.text)))
+            .map(|l| {
+                let time = l.time.map(|t| String::from_utf8_lossy(&t).into_owned() + " ").unwrap_or_default();
+                format!("{}: {time}{}", l.members, String::from_utf8_lossy(&l.text))
+            })
             .collect()
     }
 
@@ -174,13 +194,25 @@ mod tests {
         assert_eq!(left_first, right_first);
         assert_eq!(
             show(left_first.clone()),
-            ["0-2: sshd: hello", "0: x: mine", "0,2: sshd: hello", "1: y: other"]
+            [
+                "0-2: Nov 24 10:00:01 sshd: hello",
+                "0: Nov 24 10:00:01 x: mine",
+                "0,2: Nov 24 10:00:02 sshd: hello",
+                "1: Nov 24 10:00:03 y: other"
+            ]
         );
         assert_eq!(
             left_first.partial,
             vec![(0, RangeSet::from_values([0, 1])), (7, RangeSet::from_values([2]))]
         );
         let last_one = aggregation(Some(1));
-        assert_eq!(show(leaf(&last_one, 0, logs[0])), ["0: sshd: hello"]);
+        assert_eq!(show(leaf(&last_one, 0, logs[0])), ["0: Nov 24 10:00:02 sshd: hello"]);
+        // The earliest time of a merged line, whichever member had it.
+        let late_first = [
+            leaf(&a, 0, "Nov 24 10:00:09 n0 sshd[1]: hi\n"),
+            leaf(&a, 1, "Nov 24 09:59:59 n1 sshd[2]: hi\n"),
+        ];
+        let merged = a.merge(late_first[0].clone(), late_first[1].clone());
+        assert_eq!(show(merged), ["0-1: Nov 24 09:59:59 sshd: hi"]);
     }
 }

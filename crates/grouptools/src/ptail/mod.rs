@@ -28,10 +28,12 @@ Examples:
   canopy ptail --strip 'req=(\\d+)' /var/log/app.log  # also ignore request ids
   canopy ptail --no-strip -n 50 /etc/motd --hosts 8 --host-root /srv/sim/{rank}
 
-Lines equal after stripping are printed once as `HOSTS: LINE` (HOSTS in NodeSet notation), with
-the stripped text. Default strip rules (syslog): a leading timestamp and the hostname after it,
-and the pid in `program[pid]:`. --strip replaces them; a rule's first match is removed, or only
-its first capture group when it has one. With G hosts each logging L lines of which a share P
+Lines equal after stripping are printed once as `HOSTS: TIME LINE` (HOSTS in NodeSet notation),
+with the stripped text and the earliest of the hosts' timestamps. A leading timestamp (syslog's
+`Nov 24 10:00:01` or RFC 3339) is set aside before lines are compared (--no-strip-time compares
+it too). Default strip rules (syslog): the hostname after the timestamp and the pid in
+`program[pid]:`. --strip replaces them; a rule's first match is removed, or only its first
+capture group when it has one. --no-strip compares lines exactly as logged. With G hosts each logging L lines of which a share P
 are the same everywhere, about L((1-P)G + P) lines are printed instead of LG.
 Exit status: 0 when every host could be read (also after Ctrl-C), 1 when any failed, 2 on usage errors.";
 
@@ -54,15 +56,19 @@ pub struct PtailArgs {
     #[arg(long = "strip", value_name = "REGEX")]
     pub strip: Vec<String>,
 
-    /// Compare lines as they are
+    /// Compare lines as they are, timestamps included
     #[arg(long, conflicts_with = "strip")]
     pub no_strip: bool,
+
+    /// Compare the leading timestamps too: lines merge only when logged at the same time
+    #[arg(long)]
+    pub no_strip_time: bool,
 
     /// Seconds a followed line waits for the same line from other hosts
     #[arg(long, value_name = "SECONDS", default_value_t = 1.0)]
     pub window: f64,
 
-    /// One JSON object per line: {"hosts", "count", "line"}
+    /// One JSON object per line: {"hosts", "count", "time", "line"}
     #[arg(long)]
     pub json: bool,
 
@@ -99,7 +105,9 @@ pub fn run(args: PtailArgs, cluster: &Cluster) -> ExitCode {
     if args.follow {
         interrupt::install();
     }
-    let tailed = with_runtime(&args.hosts, cluster, registry(), |runtime| tail(runtime, &args, strip));
+    let cut_time = !(args.no_strip || args.no_strip_time);
+    let tailed =
+        with_runtime(&args.hosts, cluster, registry(), |runtime| tail(runtime, &args, strip, cut_time));
     match tailed {
         // Another MPI rank: it served its host; rank 0 reports for the job.
         Ok(None) => ExitCode::SUCCESS,
@@ -124,17 +132,28 @@ struct Printer<'a> {
 }
 
 impl Printer<'_> {
-    fn line(&self, out: &mut dyn Write, members: &RangeSet, text: &[u8]) -> std::io::Result<()> {
+    fn line(
+        &self,
+        out: &mut dyn Write,
+        members: &RangeSet,
+        time: Option<&[u8]>,
+        text: &[u8],
+    ) -> std::io::Result<()> {
         let hosts = (self.group_hosts)(members);
         if self.json {
             let value = serde_json::json!({
                 "hosts": hosts.to_string(),
                 "count": hosts.len(),
+                "time": time.map(String::from_utf8_lossy),
                 "line": String::from_utf8_lossy(text),
             });
             writeln!(out, "{value}")
         } else {
             write!(out, "{hosts}: ")?;
+            if let Some(time) = time {
+                out.write_all(time)?;
+                out.write_all(b" ")?;
+            }
             out.write_all(text)?;
             out.write_all(b"\n")
         }
@@ -151,7 +170,12 @@ impl Printer<'_> {
 }
 
 /// Tails the group; `Ok(true)` when nothing failed.
-fn tail<T: Transport>(runtime: &Runtime<T>, args: &PtailArgs, strip: Vec<String>) -> Result<bool, String> {
+fn tail<T: Transport>(
+    runtime: &Runtime<T>,
+    args: &PtailArgs,
+    strip: Vec<String>,
+    cut_time: bool,
+) -> Result<bool, String> {
     let mut group = match runtime.gopen(&args.file, OpenFlags::RDONLY | OpenFlags::BESTEFFORT) {
         Ok(group) => group,
         Err(GroupError::Open(report)) => {
@@ -173,12 +197,15 @@ fn tail<T: Transport>(runtime: &Runtime<T>, args: &PtailArgs, strip: Vec<String>
     let mut printer = Printer { json: args.json, problems, reported: 0, group_hosts: &hosts_of };
     printer.flush_problems();
     let mut out = std::io::stdout().lock();
-    let merger = LineEquivalence::new(Params { strip: strip.clone(), ..Default::default() })?;
+    let params = Params { strip, cut_time, ..Default::default() };
+    let merger = LineEquivalence::new(params.clone())?;
     let mut ok = group.all_members();
     if args.lines > 0 {
-        let initial = last_lines(&mut group, args.lines, &strip, &merger, &mut ok, &mut printer.problems)?;
+        let initial = last_lines(&mut group, args.lines, &params, &merger, &mut ok, &mut printer.problems)?;
         for line in initial {
-            printer.line(&mut out, &line.members, &line.text).map_err(|e| e.to_string())?;
+            printer
+                .line(&mut out, &line.members, line.time.as_deref(), &line.text)
+                .map_err(|e| e.to_string())?;
         }
     } else {
         let result = group.run_on(FileOp::Lseek { offset: 0, whence: Whence::End }, &ok);
@@ -187,7 +214,7 @@ fn tail<T: Transport>(runtime: &Runtime<T>, args: &PtailArgs, strip: Vec<String>
     out.flush().map_err(|e| e.to_string())?;
     printer.flush_problems();
     if args.follow {
-        follow(&mut group, args, strip, &mut ok, &mut printer, &mut out)?;
+        follow(&mut group, args, params, &mut ok, &mut printer, &mut out)?;
     }
     Ok(printer.problems.is_empty())
 }
@@ -197,7 +224,7 @@ fn tail<T: Transport>(runtime: &Runtime<T>, args: &PtailArgs, strip: Vec<String>
 fn last_lines<T: Transport>(
     group: &mut Group<'_, T>,
     count: usize,
-    strip: &[String],
+    base: &Params,
     merger: &LineEquivalence,
     ok: &mut RangeSet,
     problems: &mut Problems,
@@ -233,7 +260,7 @@ fn last_lines<T: Transport>(
         if members.is_empty() {
             continue;
         }
-        let params = Params { strip: strip.to_vec(), skip_first, last: Some(count) };
+        let params = Params { skip_first, last: Some(count), ..base.clone() };
         let read = read_lines(group, span, &params, &members, problems)?;
         *ok = ok.difference(&read.1);
         merged = merger.merge(merged, read.0);
@@ -292,25 +319,29 @@ fn read_lines<T: Transport>(
 /// A line waiting for the same line from other hosts.
 struct Held {
     text: Vec<u8>,
+    time: Option<Vec<u8>>,
     members: RangeSet,
     since: Instant,
     first: (u64, u32),
 }
 
-/// Reads new lines until Ctrl-C; each is printed once it has waited `--window` for its equals.
+/// Reads new lines until Ctrl-C; each is printed once it has waited `--window` for its equals, and what is
+/// held at Ctrl-C (including what was logged just before it) is printed then.
 fn follow<T: Transport>(
     group: &mut Group<'_, T>,
     args: &PtailArgs,
-    strip: Vec<String>,
+    base: Params,
     ok: &mut RangeSet,
     printer: &mut Printer<'_>,
     out: &mut dyn Write,
 ) -> Result<(), String> {
     let window = Duration::from_secs_f64(args.window);
     let poll = (window / 4).clamp(Duration::from_millis(20), Duration::from_millis(500));
-    let params = Params { strip, skip_first: false, last: None };
+    let params = Params { skip_first: false, last: None, ..base };
     let mut held: Vec<Held> = Vec::new();
-    while !interrupt::requested() && !ok.is_empty() {
+    while !ok.is_empty() {
+        // After Ctrl-C one last read: what was logged before it is printed too.
+        let stopping = interrupt::requested();
         let (lines, failed) = read_lines(group, READ_SIZE, &params, ok, &mut printer.problems)?;
         *ok = ok.difference(&failed);
         printer.flush_problems();
@@ -320,6 +351,9 @@ fn follow<T: Transport>(
         }
         let due = now.checked_sub(window).unwrap_or(now);
         release(&mut held, |h| h.since <= due, printer, out)?;
+        if stopping {
+            break;
+        }
         let wake = Instant::now() + poll;
         while Instant::now() < wake && !interrupt::requested() {
             std::thread::sleep(Duration::from_millis(10).min(poll));
@@ -334,13 +368,17 @@ fn hold(held: &mut Vec<Held>, line: Line, now: Instant) {
     let mut rest = line.members;
     for entry in held.iter_mut().filter(|h| h.text == line.text) {
         let joining = rest.difference(&entry.members);
+        if joining.is_empty() {
+            continue;
+        }
         entry.members = entry.members.union(&joining);
+        entry.time = Line::earliest(entry.time.take(), line.time.clone());
         rest = rest.difference(&joining);
         if rest.is_empty() {
             return;
         }
     }
-    held.push(Held { text: line.text, members: rest, since: now, first: line.first });
+    held.push(Held { text: line.text, time: line.time, members: rest, since: now, first: line.first });
 }
 
 /// Prints and forgets the held lines `due` selects, oldest first.
@@ -354,7 +392,7 @@ fn release(
     *held = waiting;
     ready.sort_by_key(|h| (h.since, h.first));
     for line in ready {
-        printer.line(out, &line.members, &line.text).map_err(|e| e.to_string())?;
+        printer.line(out, &line.members, line.time.as_deref(), &line.text).map_err(|e| e.to_string())?;
     }
     out.flush().map_err(|e| e.to_string())
 }

@@ -25,7 +25,8 @@ Examples:
   canopy ptop -b -n 1 -o mem --group user --top 20
   canopy ptop --hosts 16                        # 16 simulated hosts (all read this /proc)
 
-%CPU is the share of one CPU used since the previous refresh (the first frame waits 0.5 s for
+Lines are cut to the terminal's width in the refreshing view, and in batch mode to -w or
+$COLUMNS (as top does). %CPU is the share of one CPU used since the previous refresh (the first frame waits 0.5 s for
 a baseline). Groups add up processes with the same command name (--group command: across users;
 --group user: per user), with total, average and maximum, and where the maximum is (HOST:PID).
 Keys in the terminal view: c sort by CPU, m sort by memory, g next grouping, q quit.
@@ -82,6 +83,11 @@ pub struct PtopArgs {
     /// Batch frames as JSON, one object per line
     #[arg(long)]
     pub json: bool,
+
+    /// Cut batch lines to this many columns, as top -w [default: $COLUMNS when set, else no cut; the
+    /// refreshing view always fits the terminal]
+    #[arg(short = 'w', long, value_name = "COLUMNS", value_parser = clap::value_parser!(u16).range(1..))]
+    pub width: Option<u16>,
 
     #[command(flatten)]
     pub hosts: HostsArgs,
@@ -143,6 +149,10 @@ fn batch<T: Transport>(sampler: &mut Sampler<'_, T>, args: &PtopArgs) -> Result<
     let mut clean = true;
     let mut out = std::io::stdout().lock();
     let delay = Duration::from_secs_f64(args.delay);
+    let width = args
+        .width
+        .map(usize::from)
+        .or_else(|| std::env::var("COLUMNS").ok()?.parse().ok().filter(|&w: &usize| w > 0));
     let mut index = 0;
     while args.iterations.is_none_or(|n| index < n) {
         if index > 0 {
@@ -157,7 +167,8 @@ fn batch<T: Transport>(sampler: &mut Sampler<'_, T>, args: &PtopArgs) -> Result<
             if index > 0 {
                 writeln!(out).map_err(|e| e.to_string())?;
             }
-            out.write_all(view::text(&frame, args.sort, args.group, &sampler.users, None).as_bytes())
+            let text = view::text(&frame, args.sort, args.group, &sampler.users, None);
+            out.write_all(view::fit(&text, width).as_bytes())
         };
         written.and_then(|()| out.flush()).map_err(|e| e.to_string())?;
         index += 1;

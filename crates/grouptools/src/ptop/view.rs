@@ -2,6 +2,7 @@
 
 use super::procs::{Column, CommandGroup, Process};
 use super::{Frame, Grouping, PtopArgs, Sampler, SortKey};
+use crate::units::compact_bytes as bytes;
 use canopy_group::Transport;
 use crossterm::event::{self, Event, KeyCode, KeyEvent, KeyModifiers};
 use crossterm::{cursor, execute, terminal};
@@ -28,17 +29,6 @@ impl Users {
 
 fn percent(hundredths: u64) -> String {
     format!("{}.{:02}", hundredths / 100, hundredths % 100)
-}
-
-fn bytes(n: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "K", "M", "G", "T"];
-    let mut value = n as f64;
-    let mut unit = 0;
-    while value >= 1024.0 && unit + 1 < UNITS.len() {
-        value /= 1024.0;
-        unit += 1;
-    }
-    if unit == 0 { format!("{n}B") } else { format!("{value:.1}{}", UNITS[unit]) }
 }
 
 fn place(frame: &Frame, member: u64) -> String {
@@ -90,29 +80,38 @@ pub fn text(frame: &Frame, sort: SortKey, grouping: Grouping, users: &Users, key
             s.user_commands.iter().map(|((u, c), g)| (format!("{}/{c}", users.name(*u)), g)).collect()
         }
     };
+    // Totals first: what a narrow terminal keeps.
     let title = if grouping == Grouping::Command { "COMMAND" } else { "USER/COMMAND" };
     let _ = writeln!(
         out,
-        "\n{title:<24} {:>6} {:>8} {:>7} {:>7} {:<22} {:>9} {:>9} {:>9} WHERE",
-        "PROCS", "%CPU", "AVG", "MAX", "WHERE", "RSS", "AVG", "MAX"
+        "\n{title:<20} {:>5} {:>7} {:>7} {:>6} {:>6} {:<18} {:>7} {:>7} WHERE",
+        "PROCS", "%CPU", "RSS", "AVG%", "MAX%", "WHERE", "AVGRSS", "MAXRSS"
     );
     for (name, g) in sorted_groups(groups, sort, frame.summary.top_cpu.len().max(frame.summary.top_rss.len()))
     {
         let _ = writeln!(
             out,
-            "{name:<24} {:>6} {:>8} {:>7} {:>7} {:<22} {:>9} {:>9} {:>9} {}",
+            "{name:<20} {:>5} {:>7} {:>7} {:>6} {:>6} {:<18} {:>7} {:>7} {}",
             g.count,
             percent(g.cpu.total),
+            bytes(g.rss.total),
             percent(g.cpu.total / g.count),
             percent(g.cpu.max),
             place(frame, g.cpu.max_member),
-            bytes(g.rss.total),
             bytes(g.rss.total / g.count),
             bytes(g.rss.max),
             place(frame, g.rss.max_member)
         );
     }
     out
+}
+
+/// Every line of `text` cut to `width` characters, as top cuts its lines to the terminal.
+pub fn fit(text: &str, width: Option<usize>) -> String {
+    let Some(width) = width else {
+        return text.to_owned();
+    };
+    text.lines().map(|line| line.chars().take(width).collect::<String>() + "\n").collect()
 }
 
 fn sorted_groups(
@@ -191,7 +190,8 @@ fn refresh_loop<T: Transport>(
         clean &= frame.missing.is_empty();
         let keys = "keys: c sort by CPU  m sort by memory  g grouping (none/command/user)  q quit";
         let screen = text(&frame, sort, grouping, &sampler.users, Some(keys));
-        let height = terminal::size().map_or(40, |(_, h)| h as usize);
+        let (width, height) = terminal::size().map_or((80, 40), |(w, h)| (w as usize, h as usize));
+        let screen = fit(&screen, Some(width));
         execute!(stdout, cursor::MoveTo(0, 0), terminal::Clear(terminal::ClearType::All))
             .map_err(|e| e.to_string())?;
         for line in screen.lines().take(height.saturating_sub(1)) {
