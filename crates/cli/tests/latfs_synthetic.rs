@@ -528,7 +528,7 @@ fn an_irregular_tree_is_what_its_description_says() {
 }
 
 #[test]
-fn canopy_find_and_du_over_a_synthetic_tree_match_gnu() {
+fn canopy_find_walk_and_du_over_a_synthetic_tree_match_gnu() {
     if !fuse_available() {
         return;
     }
@@ -540,6 +540,14 @@ fn canopy_find_and_du_over_a_synthetic_tree_match_gnu() {
     let (want, got) = (common::records(&gnu_find.stdout, b'\n'), common::records(&canopy_find.stdout, b'\n'));
     assert_eq!(want.len(), 100_000);
     common::assert_same_records(&got, &want, "canopy find vs find over irregular:100000");
+    let types = run(gnu("find").arg(&root).args(["-printf", "%y\\n"]));
+    let walk = run(canopy().args(["walk", "--json"]).arg(&root));
+    assert!(walk.status.success(), "{}", String::from_utf8_lossy(&walk.stderr));
+    let summary: serde_json::Value = serde_json::from_slice(&walk.stdout).unwrap();
+    for (kind, letter) in [("file", b'f'), ("dir", b'd'), ("symlink", b'l')] {
+        let count = types.stdout.split(|&b| b == b'\n').filter(|line| *line == [letter]).count() as u64;
+        assert_eq!(summary["by_type"][kind]["entries"].as_u64(), Some(count), "canopy walk's {kind} count");
+    }
     let gnu_du = run(gnu("du").arg("-s").arg(&root));
     let canopy_du = run(canopy().args(["du", "-s"]).arg(&root));
     assert!(canopy_du.status.success(), "{}", String::from_utf8_lossy(&canopy_du.stderr));
