@@ -8,26 +8,25 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use fuser::{
-    AccessFlags, Errno, FileHandle, Filesystem, FopenFlags, Generation, INodeNo, InitFlags, KernelConfig,
-    LockOwner, OpenFlags, RenameFlags, ReplyAttr, ReplyCreate, ReplyData, ReplyDirectory, ReplyDirectoryPlus,
+    AccessFlags, Errno, FileHandle, Filesystem, FopenFlags, Generation, INodeNo, KernelConfig, LockOwner,
+    OpenFlags, RenameFlags, ReplyAttr, ReplyCreate, ReplyData, ReplyDirectory, ReplyDirectoryPlus,
     ReplyEmpty, ReplyEntry, ReplyOpen, ReplyStatfs, ReplyWrite, Request, TimeOrNow, WriteFlags,
 };
 
 use crate::attr::file_attr;
-use crate::latency::Latency;
+use crate::gate::Gate;
+use crate::mount::configure_kernel;
 use crate::options::Options;
 use crate::passthrough::{AttrChanges, Caller, Entry, Passthrough};
 use crate::stats::{Op, Stats};
-use crate::worker::prepare_thread;
 
 /// Generation numbers stay 0: node ids are inode numbers, and the kernel itself notices when an inode
 /// number comes back as a different type of file.
-const GENERATION: Generation = Generation(0);
+pub(crate) const GENERATION: Generation = Generation(0);
 
 pub(crate) struct LatencyFs {
     source: Passthrough,
-    stats: Arc<Stats>,
-    latency: Latency,
+    gate: Gate,
     ttl: Duration,
     readdirplus: bool,
     max_background: u16,
@@ -37,21 +36,15 @@ impl LatencyFs {
     pub(crate) fn new(options: &Options, stats: Arc<Stats>) -> io::Result<Self> {
         Ok(LatencyFs {
             source: Passthrough::new(&options.source)?,
-            stats,
-            latency: Latency { metadata: options.delay, data: options.data_delay },
+            gate: Gate::new(options, stats),
             ttl: options.ttl,
             readdirplus: options.readdirplus,
             max_background: options.max_background,
         })
     }
 
-    /// Serves one request: counts it as in flight, waits out its delay, does `work`. The request is out
-    /// of flight before the caller replies, so a client's next request never overlaps it in the counts.
     fn serve<T>(&self, op: Op, work: impl FnOnce() -> T) -> T {
-        prepare_thread();
-        let _in_flight = self.stats.start(op);
-        self.latency.pay(op);
-        work()
+        self.gate.serve(op, work)
     }
 
     fn reply_entry(&self, reply: ReplyEntry, result: rustix::io::Result<Entry>) {
@@ -79,19 +72,7 @@ fn caller(request: &Request) -> Caller {
 
 impl Filesystem for LatencyFs {
     fn init(&mut self, _request: &Request, config: &mut KernelConfig) -> io::Result<()> {
-        // Without PARALLEL_DIROPS the kernel serialises lookups and readdirs within one directory, and
-        // concurrent clients would see one delay after another.
-        if config.add_capabilities(InitFlags::FUSE_PARALLEL_DIROPS).is_err() {
-            eprintln!(
-                "canopy latfs: the kernel lacks FUSE_PARALLEL_DIROPS: lookups in one directory will not overlap"
-            );
-        }
-        if self.readdirplus && config.add_capabilities(InitFlags::FUSE_DO_READDIRPLUS).is_err() {
-            eprintln!("canopy latfs: the kernel lacks READDIRPLUS: --readdirplus has no effect");
-        }
-        // Background requests (readahead, async writes, releases) beyond this limit wait in the kernel.
-        let _ = config.set_max_background(self.max_background);
-        let _ = config.set_congestion_threshold((self.max_background / 4 * 3).max(1));
+        configure_kernel(config, self.readdirplus, self.max_background);
         Ok(())
     }
 

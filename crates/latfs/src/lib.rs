@@ -19,6 +19,7 @@
 mod args;
 mod attr;
 mod filesystem;
+mod gate;
 mod inodes;
 mod latency;
 mod location;
@@ -27,6 +28,7 @@ mod options;
 mod passthrough;
 mod run;
 mod stats;
+pub mod synthetic;
 mod worker;
 
 pub use args::Args;

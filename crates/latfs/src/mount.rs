@@ -3,24 +3,42 @@
 use std::io;
 use std::sync::Arc;
 
-use fuser::{BackgroundSession, Config, MountOption, Session, SessionACL};
+use fuser::{
+    BackgroundSession, Config, Filesystem, InitFlags, KernelConfig, MountOption, Session, SessionACL,
+};
 
 use crate::filesystem::LatencyFs;
 use crate::options::Options;
 use crate::stats::Stats;
+use crate::synthetic::SyntheticFs;
 
-/// Mounts `options.source` at `options.mountpoint`, ready to be run in the foreground.
-pub(crate) fn session(options: &Options) -> io::Result<(Session<LatencyFs>, Arc<Stats>)> {
-    let stats = Arc::new(Stats::default());
-    let filesystem = LatencyFs::new(options, Arc::clone(&stats))?;
-    let session = Session::new(filesystem, &options.mountpoint, &config(options))?;
-    Ok((session, stats))
+/// Mounts `filesystem` at `options.mountpoint`, ready to be run in the foreground.
+pub(crate) fn session<FS: Filesystem>(filesystem: FS, options: &Options) -> io::Result<Session<FS>> {
+    Session::new(filesystem, &options.mountpoint, &config(options))
+}
+
+/// What the kernel is asked for at the FUSE handshake, whatever serves the mount.
+pub(crate) fn configure_kernel(config: &mut KernelConfig, readdirplus: bool, max_background: u16) {
+    // Without PARALLEL_DIROPS the kernel serialises lookups and readdirs within one directory, and
+    // concurrent clients would see one delay after another.
+    if config.add_capabilities(InitFlags::FUSE_PARALLEL_DIROPS).is_err() {
+        eprintln!(
+            "canopy latfs: the kernel lacks FUSE_PARALLEL_DIROPS: lookups in one directory will not overlap"
+        );
+    }
+    if readdirplus && config.add_capabilities(InitFlags::FUSE_DO_READDIRPLUS).is_err() {
+        eprintln!("canopy latfs: the kernel lacks READDIRPLUS: --readdirplus has no effect");
+    }
+    // Background requests (readahead, async writes, releases) beyond this limit wait in the kernel.
+    let _ = config.set_max_background(max_background);
+    let _ = config.set_congestion_threshold((max_background / 4 * 3).max(1));
 }
 
 fn config(options: &Options) -> Config {
     let mut mount_options =
         vec![MountOption::FSName("latfs".to_string()), MountOption::Subtype("latfs".to_string())];
-    if options.read_only {
+    // A generated tree has nowhere to write to.
+    if options.read_only || options.synthetic.is_some() {
         mount_options.push(MountOption::RO);
     }
     let mut config = Config::default();
@@ -45,8 +63,12 @@ pub struct Mounted {
 impl Mounted {
     /// Mounts and serves in background threads; returns once the kernel has completed the handshake.
     pub fn start(options: &Options) -> io::Result<Mounted> {
-        let (session, stats) = session(options)?;
-        Ok(Mounted { session: session.spawn()?, stats })
+        let stats = Arc::new(Stats::default());
+        let session = match &options.synthetic {
+            None => session(LatencyFs::new(options, Arc::clone(&stats))?, options)?.spawn()?,
+            Some(spec) => session(SyntheticFs::new(spec, options, Arc::clone(&stats)), options)?.spawn()?,
+        };
+        Ok(Mounted { session, stats })
     }
 
     /// The mount's live request counters.

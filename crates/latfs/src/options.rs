@@ -3,6 +3,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::synthetic::Spec;
+
 /// Settings of one latency-injecting mount.
 #[derive(Clone, Debug)]
 pub struct Options {
@@ -25,6 +27,8 @@ pub struct Options {
     pub read_only: bool,
     /// Let other users in; the kernel then checks permission bits itself.
     pub allow_other: bool,
+    /// Serve this generated tree, read-only, instead of mirroring `source` (then unused).
+    pub synthetic: Option<Spec>,
 }
 
 /// The most worker threads a mount accepts.
@@ -44,15 +48,24 @@ impl Options {
             readdirplus: false,
             read_only: false,
             allow_other: false,
+            synthetic: None,
         }
+    }
+
+    /// A mount of the tree `spec` generates, with the same defaults.
+    pub fn synthetic(spec: Spec, mountpoint: impl Into<PathBuf>) -> Self {
+        Options { synthetic: Some(spec), ..Options::new(PathBuf::new(), mountpoint) }
     }
 
     /// Checks what would otherwise fail late or hang: both directories exist, and the mount is not
     /// inside its own source (the server would walk into itself).
     pub fn validate(&self) -> Result<(), String> {
-        let source = canonical_dir(&self.source, "source")?;
+        let source = match self.synthetic {
+            Some(_) => None,
+            None => Some(canonical_dir(&self.source, "source")?),
+        };
         let mountpoint = canonical_dir(&self.mountpoint, "mountpoint")?;
-        if mountpoint.starts_with(&source) {
+        if let Some(source) = source.filter(|source| mountpoint.starts_with(source)) {
             return Err(format!(
                 "mountpoint {} is inside the source {}: mount it elsewhere",
                 mountpoint.display(),

@@ -7,23 +7,33 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use canopy_fusekit::signals::Blocked;
 use canopy_fusekit::{Daemon, Foreground, signals, write_atomically};
+use fuser::{Filesystem, Session};
 
 use crate::args::Args;
+use crate::filesystem::LatencyFs;
 use crate::mount;
 use crate::options::Options;
-use crate::stats::Snapshot;
+use crate::stats::{Snapshot, Stats};
+use crate::synthetic::{SyntheticFs, describe};
 use canopy_fusekit::duration::format_duration;
 
 const DAEMON: Daemon = Daemon { env: "CANOPY_LATFS_BACKGROUND", program: "canopy latfs" };
 
 /// Runs `canopy latfs`: 0 after a clean unmount, 1 when mounting or serving failed, 2 on usage errors.
 pub fn run(args: Args) -> ExitCode {
-    let options = args.options();
-    if let Err(message) = options.validate() {
-        eprintln!("canopy latfs: {message}");
-        return ExitCode::from(2);
+    if let (true, Some(spec)) = (args.describe, &args.synthetic) {
+        println!("{}", describe(spec).to_json(spec));
+        return ExitCode::SUCCESS;
     }
+    let options = match args.options().and_then(|options| options.validate().map(|()| options)) {
+        Ok(options) => options,
+        Err(message) => {
+            eprintln!("canopy latfs: {message}");
+            return ExitCode::from(2);
+        }
+    };
     if args.daemon && !DAEMON.is_background_server() {
         return DAEMON.start();
     }
@@ -38,9 +48,31 @@ pub fn run(args: Args) -> ExitCode {
 
 fn serve(args: &Args, options: &Options) -> io::Result<()> {
     let signals = signals::block()?;
-    let (session, stats) = mount::session(options).map_err(|error| {
+    let stats = Arc::new(Stats::default());
+    let cannot_mount = |error: io::Error| {
         io::Error::new(error.kind(), format!("cannot mount at {}: {error}", options.mountpoint.display()))
-    })?;
+    };
+    match &options.synthetic {
+        None => {
+            let filesystem = LatencyFs::new(options, Arc::clone(&stats)).map_err(cannot_mount)?;
+            let session = mount::session(filesystem, options).map_err(cannot_mount)?;
+            serve_session(session, signals, stats, args, options)
+        }
+        Some(spec) => {
+            let filesystem = SyntheticFs::new(spec, options, Arc::clone(&stats));
+            let session = mount::session(filesystem, options).map_err(cannot_mount)?;
+            serve_session(session, signals, stats, args, options)
+        }
+    }
+}
+
+fn serve_session<FS: Filesystem>(
+    session: Session<FS>,
+    signals: Blocked,
+    stats: Arc<Stats>,
+    args: &Args,
+    options: &Options,
+) -> io::Result<()> {
     let stats_file = args.stats_file.clone();
     let counters = Arc::clone(&stats);
     let stats_writes = AtomicU64::new(0);
@@ -53,9 +85,12 @@ fn serve(args: &Args, options: &Options) -> io::Result<()> {
             }
         }
     };
+    let served = match &options.synthetic {
+        None => options.source.display().to_string(),
+        Some(spec) => format!("synthetic tree {spec} ({} entries)", spec.entries()),
+    };
     let banner = format!(
-        "{} mounted at {}: {} per metadata request, {} per data request, {} threads, ttl {}",
-        options.source.display(),
+        "{served} mounted at {}: {} per metadata request, {} per data request, {} threads, ttl {}",
         options.mountpoint.display(),
         format_duration(options.delay),
         format_duration(options.data_delay),
