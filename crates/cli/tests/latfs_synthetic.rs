@@ -13,19 +13,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{canopy, gnu};
+use common::{canopy, fuse_available, gnu};
 
 /// Runs a command to completion, stdin closed.
 fn run(command: &mut Command) -> Output {
     command.stdin(Stdio::null()).output().unwrap()
-}
-
-fn fuse_available() -> bool {
-    let available = Path::new("/dev/fuse").exists();
-    if !available {
-        eprintln!("SKIPPED: /dev/fuse does not exist on this machine, so latfs cannot be mounted");
-    }
-    available
 }
 
 /// A synthetic tree mounted by a foreground `canopy latfs` server, unmounted (SIGTERM) when dropped.

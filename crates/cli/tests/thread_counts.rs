@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{canopy, gnu, is_root};
+use common::{canopy, gnu, root_or_skip};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::Path;

@@ -9,7 +9,7 @@ use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Command;
-use tree::{find, is_root, run_canopy, write_file};
+use tree::{find, root_or_skip, run_canopy, write_file};
 
 const NOBODY: [&str; 4] = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"];
 

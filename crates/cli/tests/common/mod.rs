@@ -43,6 +43,8 @@ pub fn mkfifo(path: &Path) {
     rustix::fs::mknodat(rustix::fs::CWD, path, rustix::fs::FileType::Fifo, 0o644.into(), 0).unwrap();
 }
 
+// Each test binary uses some of them (the module is compiled into each).
+#[allow(unused_imports)]
 pub use canopy_testkit::{fuse_available, is_root, root_or_skip, skip};
 
 pub fn os(s: &str) -> OsString {

@@ -21,7 +21,8 @@ pub fn run_canopy(args: &[&OsStr]) -> Output {
     canopy().args(args).output().expect("canopy runs")
 }
 
-pub use canopy_testkit::is_root;
+#[allow(unused_imports)] // each test binary uses some of them
+pub use canopy_testkit::{is_root, root_or_skip};
 
 /// Builds the tree under `root` (which must exist): every file type, hard links, a sparse file,
 /// symlinks (dangling, to a directory), odd names, files of known ages, a wide directory, and a
