@@ -35,7 +35,32 @@ struct Walked {
     violations: Vec<String>,
 }
 
-struct Walker;
+/// The two sides' visitors. The first holds its entries below the top level until the second has
+/// visited something, so some work moves whatever the timing: under a CPU hog the first side could
+/// otherwise walk the whole tree before it exported anything.
+struct Walker {
+    holds_until_moved: bool,
+    moved: Arc<AtomicBool>,
+    /// Slashes in the root's path: entries deeper than its children are held.
+    root_depth: usize,
+}
+
+impl Walker {
+    fn hold_until_moved(&self, path: &[u8]) {
+        if path.iter().filter(|&&b| b == b'/').count() <= self.root_depth + 1 {
+            return;
+        }
+        // Bounded: if nothing ever moves, the test's assertion says so instead of hanging (the
+        // flag is set on giving up so the other entries do not wait too).
+        for _ in 0..30_000 {
+            if self.moved.load(Ordering::SeqCst) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        self.moved.store(true, Ordering::SeqCst);
+    }
+}
 
 impl Visitor for Walker {
     type State = Walked;
@@ -51,6 +76,11 @@ impl Visitor for Walker {
         // Slow enough that work queues up while the sides exchange it.
         if entry.dirent_kind() == canopy_engine::FileKind::Dir {
             std::thread::sleep(Duration::from_micros(100));
+        }
+        if self.holds_until_moved {
+            self.hold_until_moved(&entry.path());
+        } else {
+            self.moved.store(true, Ordering::SeqCst);
         }
         state.visited.push(entry.path());
         if let Some(dir) = entry.dir() {
@@ -214,8 +244,12 @@ fn work_moves_between_sessions_and_post_order_holds() {
                 ..WalkOptions::default()
             };
             let roots = vec![root.as_os_str().as_bytes().to_vec()];
-            let a = Session::distributed(&roots, &options, &Walker);
-            let b = Session::distributed(&[], &options, &Walker);
+            let moved = Arc::new(AtomicBool::new(false));
+            let root_depth = root.as_os_str().as_bytes().iter().filter(|&&b| b == b'/').count();
+            let walker_a = Walker { holds_until_moved: true, moved: moved.clone(), root_depth };
+            let walker_b = Walker { holds_until_moved: false, moved, root_depth };
+            let a = Session::distributed(&roots, &options, &walker_a);
+            let b = Session::distributed(&[], &options, &walker_b);
             let (to_b, from_a) = unbounded();
             let (to_a, from_b) = unbounded();
             let shared = Shared::default();
