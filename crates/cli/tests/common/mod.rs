@@ -1,9 +1,11 @@
 //! Shared helpers of the end-to-end tests: the binary, hostile test trees, GNU oracles.
 #![allow(dead_code)] // each test binary uses a different subset
 
+pub mod classic;
 pub mod du_tree;
 pub mod grep_trees;
 pub mod host_roots;
+pub mod interrupt;
 pub mod mpirun;
 pub mod tree_oracles;
 

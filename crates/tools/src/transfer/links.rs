@@ -121,12 +121,7 @@ mod tests {
     use std::ffi::CString;
 
     fn placed() -> Arc<Placed> {
-        let pair = Arc::new(super::super::dest::RootPair {
-            source: b"s".to_vec(),
-            follow_source: false,
-            dest: b"d".to_vec(),
-            follow_dest: false,
-        });
+        let pair = Arc::new(super::super::dest::RootPair::new(b"s".to_vec(), false, b"d".to_vec(), false));
         Arc::new(Placed { place: Place::Root { pair, name: CString::new("d").unwrap() }, id: Some((1, 2)) })
     }
 
