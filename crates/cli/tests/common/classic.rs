@@ -8,12 +8,15 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{PermissionsExt, symlink};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::time::SystemTime;
 
 /// What one side of a comparison did.
 pub struct Side {
     pub out: Output,
     /// The directory it ran in, holding its destination.
     pub dir: PathBuf,
+    /// When that directory was made (before the trees in it).
+    pub began: SystemTime,
 }
 
 impl Side {
@@ -38,6 +41,7 @@ pub fn run_both(
             if dir.exists() {
                 std::fs::remove_dir_all(&dir).unwrap();
             }
+            let began = SystemTime::now();
             std::fs::create_dir(&dir).unwrap();
             prepare(&dir);
             let mut cmd: Command = if *name == "classic" {
@@ -48,7 +52,7 @@ pub fn run_both(
                 c
             };
             cmd.args(argv).current_dir(&dir);
-            Side { out: run(cmd, None), dir }
+            Side { out: run(cmd, None), dir, began }
         })
         .collect();
     let mut sides = sides.into_iter();
@@ -84,12 +88,50 @@ pub fn diff_differences(a: &Path, b: &Path) -> String {
 /// Asserts the two sides left the same trees in their directories.
 #[track_caller]
 pub fn assert_same_results(classic: &Side, canopy: &Side, times: bool, context: &str) {
+    settle_bumped_dir_times(classic, canopy);
     let reads = [super::tree_oracles::Atimes::of(&classic.dir), super::tree_oracles::Atimes::of(&canopy.dir)];
     let rsync = rsync_differences(&classic.dir, &canopy.dir, times);
     let diff = diff_differences(&classic.dir, &canopy.dir);
     reads.iter().for_each(super::tree_oracles::Atimes::restore);
     assert_eq!(rsync, "", "{context}: the trees differ (rsync -n -i from the classic tool's to canopy's)");
     assert_eq!(diff, "", "{context}: the trees differ (diff -r)");
+}
+
+/// Gives the directories whose modification time neither side chose the same old time on both
+/// sides: those the test made (the twin roots, an existing DEST) and both tools then changed by
+/// adding or removing entries carry the clock's time of each run, which differs between the two
+/// runs. A directory whose time a tool set (a copy keeping times) is older than its run and stays
+/// compared, as does one where only one side has a recent time.
+fn settle_bumped_dir_times(a: &Side, b: &Side) {
+    let recent = |side: &Side, relative: &Path| {
+        std::fs::symlink_metadata(side.dir.join(relative))
+            .and_then(|m| m.modified())
+            .is_ok_and(|t| t >= side.began - std::time::Duration::from_secs(1))
+    };
+    let mut stack = vec![PathBuf::new()];
+    while let Some(relative) = stack.pop() {
+        if recent(a, &relative) && recent(b, &relative) {
+            for side in [a, b] {
+                let path = side.dir.join(&relative);
+                let times = rustix::fs::Timestamps {
+                    last_access: rustix::fs::Timespec { tv_sec: 0, tv_nsec: rustix::fs::UTIME_OMIT },
+                    last_modification: rustix::fs::Timespec { tv_sec: 1_000_000_000, tv_nsec: 0 },
+                };
+                rustix::fs::utimensat(rustix::fs::CWD, &path, &times, rustix::fs::AtFlags::SYMLINK_NOFOLLOW)
+                    .unwrap();
+            }
+        }
+        let Ok(entries) = std::fs::read_dir(a.dir.join(&relative)) else { continue };
+        for entry in entries.flatten() {
+            let child = relative.join(entry.file_name());
+            let both_dirs = [a, b]
+                .iter()
+                .all(|side| std::fs::symlink_metadata(side.dir.join(&child)).is_ok_and(|m| m.is_dir()));
+            if both_dirs {
+                stack.push(child);
+            }
+        }
+    }
 }
 
 /// Names of the source's multiply linked files relative to `root`, as the tools list them below

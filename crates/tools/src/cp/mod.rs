@@ -211,7 +211,7 @@ fn cp(args: &CpArgs, cluster: &Cluster) -> bool {
     // Every process has read the markers before the leader writes any.
     cluster.agree_exit(0);
     let mut failed = targets.failed;
-    let prepared = if leader { targets.prepare(listing.as_deref()) } else { Ok(()) };
+    let prepared = if leader { targets.prepare() } else { Ok(()) };
     if cluster.agree_exit(u8::from(prepared.is_err())) != 0 {
         if let Err(message) = prepared {
             print_error("cp", message);

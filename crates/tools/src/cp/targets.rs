@@ -8,7 +8,7 @@ use super::CpArgs;
 use crate::common::guard::is_within;
 use crate::common::print_error;
 use crate::transfer::temp::{discard, temp_name};
-use crate::transfer::{Listing, RootPair, marker};
+use crate::transfer::{RootPair, marker};
 use canopy_engine::sys::{open_path, split_parent, stat_path};
 use canopy_engine::{Errno, Follow, Metadata, errno_message, join_path};
 use rustix::fs::{AtFlags, Mode, RenameFlags, mkdirat, renameat, renameat_with, unlinkat};
@@ -26,8 +26,8 @@ pub struct Targets {
 
 /// A directory copy's top directory, before the copy starts.
 enum Preparation {
-    /// Made aside with its marker, renamed into place.
-    Make { source: Vec<u8>, dest: Vec<u8>, mode: u32, marker: (Vec<u8>, (u64, u64)) },
+    /// Made aside with its marker (mode 0700 while it is filled), renamed into place.
+    Make { dest: Vec<u8>, marker: (Vec<u8>, (u64, u64)) },
     /// There already: marked.
     Mark { dest: Vec<u8>, follow: bool, marker: (Vec<u8>, (u64, u64)) },
 }
@@ -165,14 +165,8 @@ impl Targets {
                 Ok(_) => {}
                 Err(_) => {
                     pair.marked = true;
-                    let keep_perms = args.attrs().keep().perms;
-                    let mode = if keep_perms { 0o700 } else { meta.permissions() & 0o1777 };
-                    self.preparations.push(Preparation::Make {
-                        source: source.to_vec(),
-                        dest: copy,
-                        mode,
-                        marker,
-                    });
+                    pair.made = true;
+                    self.preparations.push(Preparation::Make { dest: copy, marker });
                 }
             }
         }
@@ -180,18 +174,14 @@ impl Targets {
         Ok(())
     }
 
-    /// Makes and marks the top directories (on one process only); `-v` lists those made.
-    pub fn prepare(&self, listing: Option<&Listing>) -> Result<(), String> {
-        let mut out = listing.map(Listing::buffer);
+    /// Makes and marks the top directories (on one process only).
+    pub fn prepare(&self) -> Result<(), String> {
         for preparation in &self.preparations {
             match preparation {
-                Preparation::Make { source, dest, mode, marker } => {
-                    make_marked(dest, *mode, marker).map_err(|e| {
+                Preparation::Make { dest, marker } => {
+                    make_marked(dest, marker).map_err(|e| {
                         format!("cannot create directory '{}': {}", show(dest), errno_message(e))
                     })?;
-                    if let (Some(listing), Some(out)) = (listing, &mut out) {
-                        listing.copied(out, source, dest);
-                    }
                 }
                 Preparation::Mark { dest, follow, marker } => {
                     open_path(dest, *follow)
@@ -212,13 +202,13 @@ impl Targets {
 
 /// Makes the directory `dest` with its marker inside, so that it never exists without one: made
 /// under a temporary name (or that of an interrupted attempt), marked, renamed into place.
-fn make_marked(dest: &[u8], mode: u32, (source, id): &(Vec<u8>, (u64, u64))) -> Result<(), Errno> {
+fn make_marked(dest: &[u8], (source, id): &(Vec<u8>, (u64, u64))) -> Result<(), Errno> {
     let (parent, name) = split_parent(dest);
     let trimmed = &name[..name.len() - name.iter().rev().take_while(|&&b| b == b'/').count()];
     let name = CString::new(trimmed).map_err(|_| Errno::INVAL)?;
     let parent = open_path(if parent.is_empty() { b"." } else { parent }, true)?;
     let temp = temp_name(&name);
-    match mkdirat(&parent, &temp, Mode::from_raw_mode(mode)) {
+    match mkdirat(&parent, &temp, Mode::from_raw_mode(0o700)) {
         Ok(()) | Err(Errno::EXIST) => {}
         Err(errno) => return Err(errno),
     }

@@ -393,6 +393,7 @@ fn sync(args: &SyncArgs, cluster: &Cluster, started: Instant) -> Status {
         listing: &listing,
         totals: &totals,
         budget: &budget,
+        keep_times: meaning.keep.times,
     };
     if meaning.delete && !args.delete_after {
         status = status.max(deletion.run());
@@ -470,13 +471,16 @@ fn check_nesting(pairs: &[RootPair], delete: bool) -> Result<(), String> {
     for pair in pairs {
         let Ok(source) = open_path(&pair.source, pair.follow_source) else { continue };
         let Ok(source_id) = file_id(&source) else { continue };
-        let copy = open_path(&pair.dest, pair.follow_dest)
-            .or_else(|_| open_path(canopy_engine::sys::split_parent(&pair.dest).0, true));
-        let Ok(copy) = copy else { continue };
+        // A copy still to be made goes into its parent; only one that exists can be pruned.
+        let existing = open_path(&pair.dest, pair.follow_dest).ok();
+        let existing_copy = existing.is_some();
+        let copy = existing.or_else(|| open_path(canopy_engine::sys::split_parent(&pair.dest).0, true).ok());
+        let Some(copy) = copy else { continue };
         if is_within(&copy, source_id).unwrap_or(false) {
             return Err(format!("cannot copy '{}' into itself, '{}'", show(&pair.source), show(&pair.dest)));
         }
         if delete
+            && existing_copy
             && let Ok(copy_id) = file_id(&copy)
             && is_within(&source, copy_id).unwrap_or(false)
         {
@@ -499,6 +503,7 @@ struct Deletion<'a> {
     listing: &'a Arc<Listing>,
     totals: &'a Arc<Totals>,
     budget: &'a Option<Arc<Budget>>,
+    keep_times: bool,
 }
 
 impl Deletion<'_> {
@@ -541,6 +546,7 @@ impl Deletion<'_> {
                 totals: Arc::clone(self.totals),
                 budget: self.budget.clone(),
                 dry_run: self.args.dry_run,
+                keep_dir_times: self.args.delete_after && self.keep_times && !self.args.dry_run,
             };
             let remover = Remover::new(selector, "sync", None, protected);
             let mut options = self.args.walk.options();

@@ -9,8 +9,8 @@ use crate::common::Mirror;
 use crate::remove::{RemoveDir, Remover, Selection, Selector};
 use crate::transfer::{Filter, Listing, Totals, is_temp_name};
 use canopy_engine::output::OutBuf;
-use canopy_engine::{Cx, DirNode, Entry, Errno, FileKind, Op, WalkError, join_path};
-use rustix::fs::{AtFlags, statat};
+use canopy_engine::{Cx, DirNode, Entry, Errno, FileKind, Op, Timestamp, WalkError, join_path};
+use rustix::fs::{AtFlags, CWD, Timespec, Timestamps, statat, utimensat};
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -42,6 +42,10 @@ pub struct Counterpart {
     mirror: Mirror,
     /// The source has a non-directory here: everything inside goes.
     gone: bool,
+    /// The directory's path and times before anything inside went, put back once done (see
+    /// `Extraneous::keep_dir_times`). Only on the process that met the directory.
+    #[serde(skip)]
+    times: Option<(Vec<u8>, Timestamps)>,
 }
 
 /// Selects what one transfer's destination has in excess.
@@ -58,6 +62,9 @@ pub struct Extraneous {
     pub totals: Arc<Totals>,
     pub budget: Option<Arc<Budget>>,
     pub dry_run: bool,
+    /// `--delete-after` with times kept: the copy already gave the directories the source's
+    /// times, which deleting inside them would move (rsync puts them back too).
+    pub keep_dir_times: bool,
 }
 
 fn counterpart(dir: &RemoveDir<Counterpart>) -> &Mirror {
@@ -87,6 +94,15 @@ impl Extraneous {
         })
     }
 
+    /// What a kept directory starts with: its times to put back, when they are kept.
+    fn kept(&self, entry: &Entry<'_, RemoveDir<Counterpart>>, mirror: Mirror, gone: bool) -> Counterpart {
+        let times = self.keep_dir_times.then(|| entry.metadata().ok()).flatten().map(|meta| {
+            let spec = |t: Timestamp| Timespec { tv_sec: t.sec, tv_nsec: t.nsec.into() };
+            (entry.path(), Timestamps { last_access: spec(meta.atime), last_modification: spec(meta.mtime) })
+        });
+        Counterpart { mirror, gone, times }
+    }
+
     /// Flushes what was listed.
     pub fn finish(&self) {
         if let Some(out) = self.out.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
@@ -104,7 +120,7 @@ impl Selector for Extraneous {
         entry: &Entry<'_, RemoveDir<Counterpart>>,
     ) -> Selection<Counterpart> {
         let Some(dir) = entry.dir() else {
-            return Selection::Keep(Counterpart { mirror: Mirror::root(&self.source, true), gone: false });
+            return Selection::Keep(self.kept(entry, Mirror::root(&self.source, true), false));
         };
         if self.protected(entry) {
             return Selection::Skip;
@@ -125,10 +141,20 @@ impl Selector for Extraneous {
                 return Selection::Skip;
             }
         };
+        let source_excluded = self
+            .filter
+            .as_ref()
+            .is_some_and(|filter| filter.excluded(&self.list_name(&entry.path()), source_is_dir));
+        if source_excluded {
+            // Not transferred, so missing from the source as rsync sees it.
+            return Selection::Remove;
+        }
         match (entry.kind() == FileKind::Dir, source_is_dir) {
-            (true, true) => Selection::Keep(Counterpart::default()),
+            (true, true) => Selection::Keep(self.kept(entry, Mirror::default(), false)),
             // Emptied here, replaced by the copy.
-            (true, false) => Selection::Keep(Counterpart { mirror: Mirror::default(), gone: true }),
+            (true, false) => {
+                Selection::Keep(Counterpart { mirror: Mirror::default(), gone: true, times: None })
+            }
             // Replaced by the copy.
             (false, _) => Selection::Skip,
         }
@@ -136,12 +162,17 @@ impl Selector for Extraneous {
 
     fn leave(&self, data: &Counterpart) {
         data.mirror.close();
+        if let Some((path, times)) = &data.times {
+            // Best effort, as rsync's: a time left moved shows as `.d..t` on the next run.
+            let _ = utimensat(CWD, path.as_slice(), times, AtFlags::SYMLINK_NOFOLLOW);
+        }
     }
 
     fn lend(&self, dir: &DirNode<RemoveDir<Counterpart>>) -> Counterpart {
         Counterpart {
             mirror: Mirror::beneath(&self.source, true, dir.relative_path()),
             gone: dir.data.data.gone,
+            times: None,
         }
     }
 

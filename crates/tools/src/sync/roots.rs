@@ -102,7 +102,7 @@ pub fn resolve(sources: &[Vec<u8>], dest: &[u8], recursive: bool, report: bool) 
         .map(|source| {
             if source.contents {
                 let mut pair = RootPair::new(source.path, true, dest.to_vec(), true);
-                pair.list_name = Vec::new();
+                pair.made = created.is_some();
                 pair
             } else {
                 let name = basename(&source.path).to_vec();

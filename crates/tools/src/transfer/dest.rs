@@ -25,6 +25,9 @@ pub struct RootPair {
     /// How rsync names the root in listings and matches it against filter rules: its basename for
     /// `SRC`, empty for `SRC/` (whose root is `.` and whose entries are named without a prefix).
     pub list_name: Vec<u8>,
+    /// The copy's top directory was made for this run before the walk (rsync's "created
+    /// directory", cp's marked directory): it counts as new.
+    pub made: bool,
     /// The copy carries cp's marker of a copy in progress, removed once it completed (see `cp`).
     pub marked: bool,
     /// This run resumes a copy interrupted after it began at this time (the marker's): the files

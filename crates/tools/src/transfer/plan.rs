@@ -110,6 +110,10 @@ impl Judge<'_> {
                 }
                 if src.size != dest.size {
                     flags |= Flags::SIZE;
+                    if checksum {
+                        // rsync says the checksums differ without computing them.
+                        flags |= Flags::CHANGE;
+                    }
                     false
                 } else if checksum {
                     let same = probe.same_data();
@@ -278,6 +282,8 @@ mod tests {
         assert_eq!((retimed.decision, retimed.flags), (Decision::Refresh, Flags::TIME), "same content");
         let changed = checksum.judge(&src, Some(&src), None, &mut same(false));
         assert_eq!((changed.decision, changed.flags), (Decision::Replace, Flags::CHANGE));
+        let resized = checksum.judge(&src, Some(&file(11, 100, 0o644)), None, &mut Never);
+        assert_eq!((resized.decision, resized.flags), (Decision::Replace, Flags::SIZE | Flags::CHANGE));
 
         let untimed = rsync(false, Keep { times: false, ..Keep::ALL }, &owner);
         let transfer = untimed.judge(&src, Some(&file(10, 99, 0o644)), None, &mut Never);

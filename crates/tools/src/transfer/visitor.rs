@@ -134,7 +134,8 @@ impl Transfer {
 
     /// Creates (or finds) the destination of a directory; `None` if it cannot be filled.
     fn make_dir(&self, cx: &mut Cx<'_, Self>, state: &mut TransferState, place: &Place) -> Option<DirState> {
-        if self.options.dry_run && place.fresh() {
+        let made_before = matches!(place, Place::Root { pair, .. } if pair.made);
+        if made_before || (self.options.dry_run && place.fresh()) {
             return Some(DirState::Made);
         }
         let dir = match place.open_dir() {
@@ -327,6 +328,15 @@ impl Visitor for Transfer {
                 return Action::Prune;
             }
         };
+        if entry.follows() && meta.kind() == FileKind::Symlink {
+            // A link to follow (cp -L) that leads nowhere: cp fails on it, it copies no symlink.
+            let errno = match entry.dir_fd() {
+                Some(dir) => canopy_engine::sys::stat_at(dir, entry.name_cstr(), true).err(),
+                None => canopy_engine::sys::stat_path(&entry.path(), true).err(),
+            };
+            cx.report(WalkError::io(entry.path(), Op::Tool("stat"), errno.unwrap_or(Errno::NOENT)));
+            return Action::Prune;
+        }
         if let Some(filter) = &self.options.filter
             && !(entry.is_root() && place.pair().list_name.is_empty())
             && filter.excluded(&place.list_name(), meta.is_dir())
