@@ -5,7 +5,7 @@
 use super::attrs::{self, Wanted, open_path_fd, xattrs_differ};
 use super::dest::{DestDir, Place};
 use super::files::{at_source, lossy, open_source};
-use super::itemize::{Item, Update};
+use super::itemize::{Flags, Item, Update};
 use super::links::{Arrival, Placed, Waiter};
 use super::plan::{Decision, Probe, Verdict};
 use super::policy::masked_mode;
@@ -121,7 +121,7 @@ impl Transfer {
             Some(shared) => self.publish(cx, state, shared, place, id, meta),
             None => id,
         };
-        self.settle(cx, link, Ok(Arc::new(Placed { place: place.clone(), id })));
+        self.settle(cx, link, Ok(Arc::new(Placed { place: place.clone(), id, source: *meta })));
     }
 
     /// The attributes a new copy of `meta` gets, `replacing` what the destination had.
@@ -179,7 +179,15 @@ impl Transfer {
                     if let (Some(shared), Some(dir)) = (self.shared_links(), &dir) {
                         match shared.find(meta) {
                             Ok(Some(meeting)) => {
-                                return self.adopt(cx, state, &place, dir, existing.as_ref(), link, &meeting);
+                                return self.adopt(
+                                    cx,
+                                    state,
+                                    (&place, meta),
+                                    dir,
+                                    existing.as_ref(),
+                                    link,
+                                    &meeting,
+                                );
                             }
                             Ok(None) => {}
                             Err(errno) => self.meeting_failed(state, shared.area(), errno),
@@ -344,7 +352,8 @@ impl Transfer {
             return self.report_failure(state, Failure::Message(message));
         }
         let new = existing.is_none_or(Metadata::is_dir);
-        let item = Item { new, ..self.item(FileKind::File, Update::HardLink) };
+        let flags = existing.filter(|_| !new).map(|e| self.link_flags(&first.source, e)).unwrap_or_default();
+        let item = Item { new, flags, ..self.item(FileKind::File, Update::HardLink) };
         self.tell(state, place, item, None, Some(&first.place));
         let Some(dir) = dir.filter(|_| !self.options.dry_run) else { return };
         let first_dir = match first.place.open_dir() {
@@ -355,6 +364,25 @@ impl Transfer {
             Ok(()) => self.totals.done(1, 0),
             Err(errno) => cx.report(WalkError::io(place.dest_path(), Op::Tool("link"), errno)),
         }
+    }
+
+    /// What rsync itemizes for a later name linked over an existing file: how that file differed
+    /// from the source (its size, and the attributes kept; extended attributes not compared).
+    pub(super) fn link_flags(&self, source: &Metadata, existing: &Metadata) -> Flags {
+        struct Attributes;
+        impl Probe for Attributes {
+            fn same_data(&mut self) -> bool {
+                true
+            }
+            fn xattrs_differ(&mut self, _acls: bool) -> bool {
+                false
+            }
+        }
+        let mut flags = self.judge().attr_flags(source, existing, &mut Attributes);
+        if existing.kind() == FileKind::File && existing.size != source.size {
+            flags |= Flags::SIZE;
+        }
+        flags
     }
 
     /// Makes `place` (in `dir`, where something is if `replace`) another name of `from`: linked

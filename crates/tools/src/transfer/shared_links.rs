@@ -154,7 +154,7 @@ impl Transfer {
         &self,
         cx: &mut Cx<'_, Self>,
         state: &mut TransferState,
-        place: &Place,
+        (place, source): (&Place, &Metadata),
         dir: &DirFd,
         existing: Option<&Metadata>,
         link: Option<(u64, u64)>,
@@ -169,13 +169,16 @@ impl Transfer {
         match linked {
             Ok(()) => {
                 let new = existing.is_none();
+                let flags = existing.map(|e| self.link_flags(source, e)).unwrap_or_default();
                 let item = super::itemize::Item {
                     new,
+                    flags,
                     ..self.item(canopy_engine::FileKind::File, super::itemize::Update::HardLink)
                 };
                 self.tell(state, place, item, None, None);
                 self.totals.done(1, 0);
-                self.settle(cx, link, Ok(Arc::new(Placed { place: place.clone(), id: Some(id) })));
+                let placed = Placed { place: place.clone(), id: Some(id), source: *source };
+                self.settle(cx, link, Ok(Arc::new(placed)));
             }
             Err(errno) => self.fail(cx, state, link, Failure::io(place.dest_path(), "link", errno)),
         }
