@@ -553,7 +553,12 @@ impl Deletion<'_> {
             // DEST as named may be a symlink to a directory; DEST/SRC is used as it is.
             options.follow = if pair.follow_dest { Follow::Roots } else { Follow::Never };
             options.same_file_system = self.args.one_file_system;
-            let outcome = self.cluster.walk(&[pair.dest.clone()], &options, &remover, &self.args.walk.plan());
+            let outcome = self.cluster.walk(
+                std::slice::from_ref(&pair.dest),
+                &options,
+                &remover,
+                &self.args.walk.plan(),
+            );
             remover.selector.finish();
             let refused: u64 = outcome.states.iter().map(|s| s.refused).sum();
             if outcome.errors + refused > 0 {
