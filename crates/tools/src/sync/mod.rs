@@ -403,7 +403,6 @@ fn sync(args: &SyncArgs, cluster: &Cluster, started: Instant) -> Status {
     options.keep = meaning.keep;
     options.scope = meaning.scope;
     options.replace_non_directories = true;
-    options.blocking_directories_pruned = meaning.delete;
     options.dry_run = args.dry_run;
     options.filter = filter.clone();
     options.listing = Some(Arc::clone(&listing));

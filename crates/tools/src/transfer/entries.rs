@@ -344,14 +344,20 @@ impl Transfer {
         if existing.is_some_and(|e| Some(e.file_id()) == first.id) {
             return;
         }
-        // In a dry run of a sync that deletes, a directory in the way is listed for deletion.
-        let pruned = self.options.dry_run && self.options.blocking_directories_pruned;
-        if existing.is_some_and(Metadata::is_dir) && !pruned {
-            let message =
-                format!("cannot overwrite directory '{}' with a hard link", lossy(&place.dest_path()));
-            return self.report_failure(state, Failure::Message(message));
+        if existing.is_some_and(Metadata::is_dir) {
+            // cp refuses; sync removes it (emptied by --delete), as for any non-directory.
+            let cleared = if self.options.replace_non_directories {
+                self.clear_blocking_dir(place, dir)
+            } else {
+                let dest = lossy(&place.dest_path()).into_owned();
+                Err(Failure::Message(format!("cannot overwrite directory '{dest}' with a hard link")))
+            };
+            if let Err(failure) = cleared {
+                return self.report_failure(state, failure);
+            }
         }
-        let new = existing.is_none_or(Metadata::is_dir);
+        let existing = existing.filter(|e| !e.is_dir());
+        let new = existing.is_none();
         let flags = existing.filter(|_| !new).map(|e| self.link_flags(&first.source, e)).unwrap_or_default();
         let item = Item { new, flags, ..self.item(FileKind::File, Update::HardLink) };
         self.tell(state, place, item, None, Some(&first.place));

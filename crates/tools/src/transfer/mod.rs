@@ -104,7 +104,7 @@ use files::InFlight;
 use links::LinkGroups;
 use shared_links::SharedLinks;
 use std::collections::HashSet;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// How a transfer behaves.
@@ -116,9 +116,6 @@ pub struct TransferOptions {
     /// `sync`: a non-directory where a directory goes is replaced, an empty directory where a
     /// non-directory goes is removed (cp refuses both).
     pub replace_non_directories: bool,
-    /// `sync --delete`: a directory where a non-directory goes was removed by the deletion pass —
-    /// in a dry run, where it was not, the entry is listed as new.
-    pub blocking_directories_pruned: bool,
     /// Hash source and destination of every copied byte range (`--verify`).
     pub verify: bool,
     /// Flush each file before its rename and each directory after its entries (`--fsync`).
@@ -151,7 +148,6 @@ impl TransferOptions {
             scope: Scope::ALL,
             existing,
             replace_non_directories: false,
-            blocking_directories_pruned: false,
             verify: flags.verify,
             fsync: flags.fsync,
             dry_run: false,
@@ -179,8 +175,10 @@ pub struct Transfer {
     /// Big files being copied in chunks, opened here.
     copies: Pieces<InFlight>,
     /// Chunk jobs scheduled and not yet started, and the most there ever were.
-    chunks_queued: AtomicU64,
-    chunks_queued_peak: AtomicU64,
+    /// Counted as jobs queued here less those run here: under MPI a job queued on one process may
+    /// run on another, so a process's count can go below zero (the sum over processes cannot).
+    chunks_queued: AtomicI64,
+    chunks_queued_peak: AtomicI64,
     /// Big files whose failure this process has reported (once per file, not per chunk).
     failed_copies: Mutex<HashSet<u64>>,
     /// Problems reported so far (a copy with any keeps cp's marker), and those that were sources
@@ -226,8 +224,8 @@ impl Transfer {
             totals: Arc::default(),
             euid: rustix::process::geteuid().as_raw(),
             copies: Pieces::new(cluster.rank()),
-            chunks_queued: AtomicU64::new(0),
-            chunks_queued_peak: AtomicU64::new(0),
+            chunks_queued: AtomicI64::new(0),
+            chunks_queued_peak: AtomicI64::new(0),
             failed_copies: Mutex::default(),
             problems: AtomicU64::new(0),
             vanished: AtomicU64::new(0),
@@ -279,7 +277,7 @@ impl Transfer {
     }
 
     /// The most chunk jobs that were ever scheduled and not yet started at once.
-    pub fn chunks_queued_peak(&self) -> u64 {
+    pub fn chunks_queued_peak(&self) -> i64 {
         self.chunks_queued_peak.load(Ordering::Relaxed)
     }
 }
