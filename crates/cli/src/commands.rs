@@ -75,8 +75,8 @@ impl Command {
             Command::Walk(args) => canopy_tools::walk::run(&args, cluster).into(),
             Command::Du(args) => canopy_tools::du::run(args, cluster).into(),
             Command::Cmp(args) => canopy_tools::cmp::run(args, cluster).into(),
-            Command::Cp(args) => canopy_tools::cp::run(args, cluster).into(),
-            Command::Sync(args) => canopy_tools::sync::run(args, cluster).into(),
+            Command::Cp(args) => canopy_tools::cp::run(args, cluster),
+            Command::Sync(args) => canopy_tools::sync::run(args, cluster),
             Command::Rm(args) => canopy_tools::rm::run(args, cluster).into(),
             Command::Report(args) => canopy_tools::report::run(&args).into(),
             Command::Completions { shell } => {

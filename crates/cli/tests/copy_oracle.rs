@@ -1,6 +1,7 @@
-//! `canopy cp` on the hostile tree (odd names, every file type, hard links, sparse files including a
-//! multi-GiB one, a path past PATH_MAX, foreign owners, planned times): diff -r, rsync -n -i and
-//! GNU find's view of every entry must find the copy identical; big files are split into chunks.
+//! `canopy cp -a` on the hostile tree (odd names, every file type, hard links, sparse files
+//! including a multi-GiB one, a path past PATH_MAX, foreign owners, planned times): diff -r,
+//! rsync -n -i and GNU find's view of every entry must find the copy identical; big files are split
+//! into chunks.
 
 mod common;
 
@@ -37,7 +38,7 @@ fn copy_of_the_hostile_tree_is_identical() {
     let src = copy_tree(tmp.path());
     for (threads, name) in [("1", "copy1"), ("4", "copy4")] {
         let dst = tmp.path().join(name);
-        let out = cp(&["-j", threads, "--chunk-size", "1M"], &[&src, &dst]);
+        let out = cp(&["-a", "-j", threads, "--chunk-size", "1M"], &[&src, &dst]);
         assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
         assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
         assert_same_tree(&src, &dst);
@@ -71,25 +72,23 @@ fn into_an_existing_directory_and_verified() {
     let src = copy_tree(tmp.path());
     let into = tmp.path().join("archive");
     std::fs::create_dir(&into).unwrap();
-    let out = cp(&["--verify", "--chunk-size", "2M"], &[&src, &src.join("sub/mid.rs"), &into]);
+    let out = cp(&["-a", "--verify", "--chunk-size", "2M"], &[&src, &src.join("sub/mid.rs"), &into]);
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     assert_same_tree(&src, &into.join("tree"));
     assert_eq!(std::fs::read(into.join("mid.rs")).unwrap(), std::fs::read(src.join("sub/mid.rs")).unwrap());
 }
 
+/// A copy into an existing directory that holds an older copy: cp's meaning, everything copied
+/// again over it (what differs in the destination is repaired, what only it has stays).
 #[test]
-fn rerun_skips_complete_files_and_repairs_the_rest() {
+fn onto_an_older_copy_everything_is_copied_again() {
     let tmp = tempfile::tempdir().unwrap();
     let src = copy_tree(tmp.path());
     let archive = tmp.path().join("archive");
     std::fs::create_dir(&archive).unwrap();
-    // The form that is rerun as it is: into an existing directory.
-    assert!(cp(&[], &[&src, &archive]).status.success());
+    assert!(cp(&["-a"], &[&src, &archive]).status.success());
     let dst = archive.join("tree");
-    let inode = |p: &str| std::fs::symlink_metadata(dst.join(p)).unwrap().ino();
-    let untouched = inode("sizes/f1048576");
-    // Damage: a truncated file with the old time kept, a wrong mode, a missing file, a stray
-    // temporary of an interrupted run.
+    // Damage: a truncated file with the old time kept, a wrong mode, a missing file.
     let damaged = dst.join("sizes/f4096");
     let times = std::fs::metadata(&damaged).unwrap();
     std::fs::write(&damaged, b"half").unwrap();
@@ -97,15 +96,20 @@ fn rerun_skips_complete_files_and_repairs_the_rest() {
     std::fs::set_permissions(dst.join("modes/m755"), std::os::unix::fs::PermissionsExt::from_mode(0o600))
         .unwrap();
     std::fs::remove_file(dst.join("sub/mid.rs")).unwrap();
-    let out = cp(&[], &[&src, &archive]);
+    let before = std::fs::metadata(dst.join("sizes/f1048576")).unwrap().ino();
+    let out = cp(&["-a"], &[&src, &archive]);
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     assert_same_tree(&src, &dst);
-    assert_eq!(inode("sizes/f1048576"), untouched, "a complete file is not copied again");
-    // -T names the copy itself, existing or not: the same command again changes nothing.
-    let out = cp(&["-T"], &[&src, &dst]);
+    assert_ne!(
+        std::fs::metadata(dst.join("sizes/f1048576")).unwrap().ino(),
+        before,
+        "copied again, as cp does"
+    );
+    // -T names the copy itself: the same tree again, never DEST/SRC.
+    let out = cp(&["-aT"], &[&src, &dst]);
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(!dst.join("tree").exists());
-    assert_eq!(inode("sizes/f1048576"), untouched);
+    assert_same_tree(&src, &dst);
 }
 
 #[test]
@@ -113,17 +117,18 @@ fn refuses_what_cp_refuses() {
     let tmp = tempfile::tempdir().unwrap();
     let src = tmp.path().join("d");
     std::fs::create_dir_all(src.join("sub")).unwrap();
-    let out = cp(&[], &[&src, &src.join("sub/copy")]);
+    let out = cp(&["-a"], &[&src, &src.join("sub/copy")]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("into itself"));
     std::fs::write(tmp.path().join("f"), b"x").unwrap();
-    let out = cp(&[], &[&src, &tmp.path().join("f"), &tmp.path().join("f")]);
-    assert_eq!(out.status.code(), Some(2), "several sources need a directory");
-    let out = cp(&[], &[&tmp.path().join("missing"), &tmp.path().join("x")]);
+    let out = cp(&["-a"], &[&src, &tmp.path().join("f"), &tmp.path().join("f")]);
+    assert_eq!(out.status.code(), Some(1), "several sources need a directory");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is not a directory"));
+    let out = cp(&["-a"], &[&tmp.path().join("missing"), &tmp.path().join("x")]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("No such file or directory"));
     std::fs::write(tmp.path().join("nondir"), b"x").unwrap();
-    let out = cp(&[], &[&src, &tmp.path().join("nondir")]);
+    let out = cp(&["-a"], &[&src, &tmp.path().join("nondir")]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot overwrite non-directory"));
     assert_eq!(entry_records(&tmp.path().join("nondir")), Vec::<String>::new());
@@ -156,7 +161,7 @@ fn unreadable_subtree_as_an_unprivileged_user() {
     )
     .unwrap();
     let mut cmd = as_nobody(env!("CARGO_BIN_EXE_canopy"));
-    cmd.arg("cp").arg(&src).arg(&out_dir);
+    cmd.args(["cp", "-a"]).arg(&src).arg(&out_dir);
     let out = run(cmd, None);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");

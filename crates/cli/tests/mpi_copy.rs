@@ -83,7 +83,18 @@ fn copies_under_mpirun_are_identical_with_hard_links_across_ranks() {
         let context = format!("cp under mpirun -n {n} --sched {sched}");
         let into = tmp.path().join(format!("into-{n}-{sched}"));
         std::fs::create_dir(&into).unwrap();
-        let args = ["cp", "--sched", sched, "--chunk-size", CHUNK, "--stats", s(&stats), s(&src), s(&into)];
+        let args = [
+            "cp",
+            "-a",
+            "--sched",
+            sched,
+            "--chunk-size",
+            CHUNK,
+            "--walk-stats",
+            s(&stats),
+            s(&src),
+            s(&into),
+        ];
         assert_clean(&mpirun(n, &args, &[]), &context);
         let dst = into.join("tree");
         assert_same_tree(&src, &dst);
@@ -96,30 +107,29 @@ fn copies_under_mpirun_are_identical_with_hard_links_across_ranks() {
     }
 }
 
+/// A copy killed (SIGKILL) halfway, rerun as the same command under mpirun: it resumes in place —
+/// no DEST/SRC — keeps what the killed run completed, and leaves an identical copy.
 #[test]
 fn an_interrupted_copy_is_resumed_under_mpirun() {
     let tmp = tempfile::tempdir().unwrap();
     let src = source_tree(tmp.path());
     let dst = tmp.path().join("copy");
-    let args = ["cp", "-T", "--chunk-size", CHUNK, s(&src), s(&dst)];
-    assert_clean(&mpirun(4, &args, &[]), "first run");
-    // What an interruption leaves: names of a hard-linked inode only partly made, a missing file,
-    // a file cut short that kept its time.
-    let inode = |p: &str| std::fs::metadata(dst.join(p)).unwrap().ino();
-    let small = inode("spread/d03/f4");
-    std::fs::remove_file(dst.join("spread/d09/inner/link-from-02")).unwrap();
-    std::fs::remove_file(dst.join("spread/d05/chunky-link")).unwrap();
-    std::fs::remove_file(dst.join("sizes/f1024")).unwrap();
-    let truncated = dst.join("sizes/f4096");
-    let times = std::fs::metadata(&truncated).unwrap();
-    std::fs::write(&truncated, b"half").unwrap();
-    set_times_like(&truncated, &times);
+    let mut first = canopy();
+    first.args(["cp", "-a", "-j", "1", "--chunk-size", CHUNK]).arg(&src).arg(&dst);
+    assert!(common::interrupt::kill_at(first, &dst, 200), "the first run was interrupted");
+    let kept: Vec<(String, u64)> = ["spread/d00/f1", "sizes/f1", "sub/target-file"]
+        .iter()
+        .filter_map(|p| std::fs::metadata(dst.join(p)).ok().map(|m| (p.to_string(), m.ino())))
+        .filter(|(p, _)| std::fs::read(dst.join(p)).ok() == std::fs::read(src.join(p)).ok())
+        .collect();
+    let args = ["cp", "-a", "--chunk-size", CHUNK, s(&src), s(&dst)];
     assert_clean(&mpirun(4, &args, &[]), "rerun");
+    assert!(!dst.join("tree").exists(), "resumed in place");
     assert_same_tree(&src, &dst);
-    // A complete file is kept. (Not asserted for `sizes/chunky`: with one of its names gone, the
-    // rank that meets a missing name first may copy the inode afresh and link the others to it —
-    // the order ranks meet names in decides, and the result is identical either way.)
-    assert_eq!(inode("spread/d03/f4"), small, "complete files kept");
+    assert_eq!(leftovers(tmp.path()), "", "temporaries and the marker removed");
+    for (path, ino) in kept {
+        assert_eq!(std::fs::metadata(dst.join(&path)).unwrap().ino(), ino, "{path} was complete and kept");
+    }
 }
 
 /// Damage a copy the ways sync must repair: changed, missing and extra entries, a directory where a
@@ -143,22 +153,10 @@ fn damage(dst: &Path) {
     std::fs::write(dst.join("spread/d06/.canopy-tmp-0123456789abcdef"), b"half").unwrap();
 }
 
-/// The lines of a dry run, less those about names of a multiply linked source inode (`linked`,
-/// relative to the roots): which of those is copied and which are linked to it, or relinked,
-/// depends on the order the names are met, with one process or many.
-fn listed_changes(out: &Output, dst: &Path, linked: &BTreeSet<String>) -> BTreeSet<String> {
-    let of_linked = |line: &str| {
-        let path = line.split_once(' ').map_or(line, |(_, p)| p).split(" => ").next().unwrap_or_default();
-        path.strip_prefix(s(dst)).and_then(|p| p.strip_prefix('/')).is_some_and(|p| linked.contains(p))
-    };
-    String::from_utf8_lossy(&out.stdout).lines().filter(|l| !of_linked(l)).map(str::to_string).collect()
-}
-
-/// The names of multiply linked inodes below `src`, relative to it.
-fn linked_names(src: &Path) -> BTreeSet<String> {
-    let mut find = gnu("find");
-    find.arg(src).args(["-not", "-type", "d", "-links", "+1", "-printf", "%P\\n"]);
-    String::from_utf8_lossy(&run(find, None).stdout).lines().map(str::to_string).collect()
+/// The lines of a dry run, comparable across runs that pick different names of one inode to copy.
+fn listed_changes(out: &Output, src: &Path) -> Vec<String> {
+    let lines: Vec<String> = String::from_utf8_lossy(&out.stdout).lines().map(str::to_string).collect();
+    common::classic::comparable_rsync_lines(&lines, &common::classic::linked_names(src, ""))
 }
 
 #[test]
@@ -169,19 +167,20 @@ fn sync_under_mpirun_leaves_nothing_for_rsync() {
         let context = format!("sync under mpirun -n {n} --sched {sched}");
         let dst = tmp.path().join(format!("sync-{n}-{sched}"));
         let mut cp = canopy();
-        cp.arg("cp").arg(&src).arg(&dst);
+        cp.args(["cp", "-a"]).arg(&src).arg(&dst);
         assert_eq!(run(cp, None).status.code(), Some(0));
         damage(&dst);
-        let preview = |n| mpirun(n, &["sync", "-n", "--sched", sched, s(&src), s(&dst)], &[]);
+        let (from, to) = (format!("{}/", s(&src)), format!("{}/", s(&dst)));
+        let preview = |n| mpirun(n, &["sync", "-aHni", "--delete", "--sched", sched, &from, &to], &[]);
         let (one, many) = (preview(1), preview(n));
         assert_clean(&many, &context);
-        let linked = linked_names(&src);
+        assert!(!listed_changes(&one, &src).is_empty(), "{context}: the damage is listed");
         assert_eq!(
-            listed_changes(&many, &dst, &linked),
-            listed_changes(&one, &dst, &linked),
-            "{context}: the dry run lists the same changes"
+            listed_changes(&many, &src),
+            listed_changes(&one, &src),
+            "{context}: the dry run lists the same"
         );
-        let args = ["sync", "--sched", sched, "--chunk-size", CHUNK, s(&src), s(&dst)];
+        let args = ["sync", "-aH", "--delete", "--sched", sched, "--chunk-size", CHUNK, &from, &to];
         assert_clean(&mpirun(n, &args, &[]), &context);
         assert_same_tree(&src, &dst);
         assert_eq!(leftovers(&dst), "", "{context}");
@@ -203,7 +202,7 @@ fn rm_under_mpirun_removes_what_find_selects() {
         let context = format!("rm under mpirun -n {n} --sched {sched}");
         let victim = tmp.path().join(format!("victim-{n}-{sched}"));
         let mut cp = canopy();
-        cp.arg("cp").arg(&src).arg(&victim);
+        cp.args(["cp", "-a"]).arg(&src).arg(&victim);
         assert_eq!(run(cp, None).status.code(), Some(0));
         // A filter: what GNU find matches goes, a matching directory with everything in it.
         let filter = ["-name", "*1*", "-o", "-name", "inner"];
@@ -242,7 +241,7 @@ fn cmp_under_mpirun_reports_what_one_process_reports() {
     let src = source_tree(tmp.path());
     let other = tmp.path().join("other");
     let mut cp = canopy();
-    cp.arg("cp").arg(&src).arg(&other);
+    cp.args(["cp", "-a"]).arg(&src).arg(&other);
     assert_eq!(run(cp, None).status.code(), Some(0));
     damage(&other);
     // A difference deep inside the big file, its size and time kept: only chunks compared find it.

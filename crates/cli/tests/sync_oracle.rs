@@ -1,17 +1,22 @@
-//! `canopy sync` against rsync: after a sync of the hostile tree, and after changing the source in
-//! every way a tree changes, `rsync -a -H --delete -n -i` has nothing left to do and diff -r is
-//! silent; --dry-run lists and changes nothing; --checksum and --no-delete do what they say.
+//! `canopy sync` on the hostile tree (odd names, every file type, hard links, sparse files, foreign
+//! owners, planned times): after `--mirror` (-aHAX --delete) and after changing the source in every
+//! way a tree changes, what the dry run itemizes is what rsync itemizes with the same argv, and the
+//! mirror is identical by every oracle (`rsync -a -H --delete -n -i`, `diff -r`, GNU find's view of
+//! each entry); a second dry run has nothing to do.
 
 mod common;
 
-use common::tree_oracles::{assert_same_tree, entry_records};
+use common::classic::{comparable_rsync_lines, linked_names};
+use common::tree_oracles::{Atimes, assert_same_tree, entry_records};
 use common::*;
 use std::os::unix::fs::{PermissionsExt, symlink};
 use std::path::Path;
 
+/// `canopy sync ARGS SRC/ DST/` (the contents of SRC into DST), `--exclude=/deep`: rsync cannot
+/// name paths past PATH_MAX, so the dry runs compared with it leave that chain out.
 fn sync(args: &[&str], src: &Path, dst: &Path) -> std::process::Output {
     let mut cmd = canopy();
-    cmd.arg("sync").args(args).arg(src).arg(dst);
+    cmd.arg("sync").args(args).arg(format!("{}/", src.display())).arg(format!("{}/", dst.display()));
     run(cmd, None)
 }
 
@@ -53,12 +58,25 @@ fn change(src: &Path) {
     }
 }
 
+/// What `rsync ARGS SRC/ DST/` prints, for the same argv as canopy's.
+fn rsync(args: &[&str], src: &Path, dst: &Path) -> String {
+    let mut cmd = gnu("rsync");
+    cmd.args(args).arg(format!("{}/", src.display())).arg(format!("{}/", dst.display()));
+    let out = run(cmd, None);
+    assert!(out.status.success(), "rsync: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn lines(text: &str) -> Vec<String> {
+    text.lines().map(str::to_string).collect()
+}
+
 #[test]
 fn sync_makes_the_destination_identical_and_keeps_it_so() {
     let tmp = tempfile::tempdir().unwrap();
     let src = hostile_tree(tmp.path());
     let dst = tmp.path().join("mirror");
-    ok(sync(&["-j", "4", "--chunk-size", "256K"], &src, &dst));
+    ok(sync(&["--mirror", "-j", "4", "--chunk-size", "256K"], &src, &dst));
     assert_same_tree(&src, &dst);
 
     change(&src);
@@ -67,27 +85,23 @@ fn sync_makes_the_destination_identical_and_keeps_it_so() {
     std::fs::write(dst.join("sizes/.canopy-tmp-0123456789abcdef"), b"left by a killed run").unwrap();
 
     let before = entry_records(&dst);
-    let listing = ok(sync(&["-n"], &src, &dst));
+    let argv = ["-aHni", "--delete", "--exclude=/deep"];
+    let reads = Atimes::of(&dst);
+    let ours = ok(sync(&argv, &src, &dst));
     assert_eq!(entry_records(&dst), before, "--dry-run changes nothing");
-    let dst_text = dst.display().to_string();
-    for line in [
-        format!("delete {dst_text}/extra"),
-        format!("delete {dst_text}/extra-dir"),
-        format!("delete {dst_text}/-dash"),
-        format!("delete {dst_text}/sizes/.canopy-tmp-0123456789abcdef"),
-        format!("create {dst_text}/new file"),
-        format!("mkdir {dst_text}/new-dir"),
-        format!("attrs {dst_text}/modes/m644"),
-    ] {
-        assert!(listing.lines().any(|l| l == line), "dry run lists {line:?}:\n{listing}");
-    }
-    // The two names of the rewritten hard-linked file: whichever is met first is copied.
-    let first = [format!("replace {dst_text}/sub/mid.rs"), format!("replace {dst_text}/hardlink-to-mid")];
-    assert!(listing.lines().any(|l| first.iter().any(|f| f == l)), "{listing}");
+    let theirs = rsync(&argv, &src, &dst);
+    reads.restore();
+    let linked = linked_names(&src, "");
+    assert_eq!(
+        comparable_rsync_lines(&lines(&ours), &linked),
+        comparable_rsync_lines(&lines(&theirs), &linked),
+        "the dry run itemizes what rsync's does"
+    );
+    assert!(ours.lines().any(|l| l == "*deleting   extra-dir/x/"), "{ours}");
 
-    ok(sync(&["-j", "3"], &src, &dst));
+    ok(sync(&["-aH", "--delete", "-j", "3"], &src, &dst));
     assert_same_tree(&src, &dst);
-    assert_eq!(ok(sync(&["-n"], &src, &dst)), "", "nothing left to do");
+    assert_eq!(ok(sync(&argv, &src, &dst)), "", "nothing left to do");
 }
 
 #[test]
@@ -97,21 +111,37 @@ fn checksum_finds_what_size_and_time_miss() {
     std::fs::create_dir(&src).unwrap();
     std::fs::write(src.join("f"), b"same size").unwrap();
     let dst = tmp.path().join("dst");
-    ok(sync(&[], &src, &dst));
+    ok(sync(&["-a"], &src, &dst));
     rewrite_keeping_size_and_time(&src.join("f"));
-    ok(sync(&[], &src, &dst));
+    ok(sync(&["-a"], &src, &dst));
     assert_ne!(
         std::fs::read(src.join("f")).unwrap(),
         std::fs::read(dst.join("f")).unwrap(),
         "quick check skips it"
     );
-    assert_eq!(ok(sync(&["-c", "-n"], &src, &dst)), format!("replace {}/f\n", dst.display()));
-    ok(sync(&["--checksum"], &src, &dst));
+    assert_eq!(ok(sync(&["-acni"], &src, &dst)), ">fc........ f\n");
+    assert_eq!(rsync(&["-acni"], &src, &dst), ">fc........ f\n");
+    ok(sync(&["-a", "--checksum"], &src, &dst));
     assert_eq!(std::fs::read(src.join("f")).unwrap(), std::fs::read(dst.join("f")).unwrap());
 }
 
+/// The mirror test's flake: the oracles read files (diff -r), which moves their access times; a
+/// sync after that must not find times the test itself moved. The oracles put them back.
 #[test]
-fn no_delete_keeps_extra_entries_and_refusals() {
+fn the_oracles_leave_access_times_as_they_found_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = hostile_tree(tmp.path());
+    let dst = tmp.path().join("mirror");
+    ok(sync(&["-aH"], &src, &dst));
+    let (src_before, dst_before) = (entry_records(&src), entry_records(&dst));
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    assert_same_tree(&src, &dst);
+    assert_eq!(entry_records(&src), src_before, "the oracles moved the source's times");
+    assert_eq!(entry_records(&dst), dst_before, "the oracles moved the copy's times");
+}
+
+#[test]
+fn without_delete_extra_entries_stay() {
     let tmp = tempfile::tempdir().unwrap();
     let src = tmp.path().join("src");
     std::fs::create_dir(&src).unwrap();
@@ -119,16 +149,8 @@ fn no_delete_keeps_extra_entries_and_refusals() {
     let dst = tmp.path().join("dst");
     std::fs::create_dir(&dst).unwrap();
     std::fs::write(dst.join("keep"), b"k").unwrap();
-    ok(sync(&["--no-delete"], &src, &dst));
+    ok(sync(&["-a"], &src, &dst));
     assert!(dst.join("keep").exists() && dst.join("f").exists());
-    ok(sync(&[], &src, &dst));
-    assert!(!dst.join("keep").exists(), "deletion is the default");
-
-    let inside = src.join("sub");
-    let out = sync(&[], &src, &inside);
-    assert_eq!(out.status.code(), Some(2), "a destination inside the source");
-    let out = sync(&[], &src, Path::new("/"));
-    assert_eq!(out.status.code(), Some(2), "never into /");
-    let out = sync(&[], &src.join("f"), &dst);
-    assert_eq!(out.status.code(), Some(2), "the source must be a directory");
+    assert_eq!(ok(sync(&["-av", "--delete"], &src, &dst)).lines().nth(1), Some("deleting keep"));
+    assert!(!dst.join("keep").exists());
 }

@@ -1,10 +1,12 @@
 //! Shared helpers of the end-to-end tests: the binary, hostile test trees, GNU oracles.
 #![allow(dead_code)] // each test binary uses a different subset
 
+pub mod classic;
 pub mod du_tree;
 pub mod find_gnu;
 pub mod grep_trees;
 pub mod host_roots;
+pub mod interrupt;
 pub mod launch_oracles;
 pub mod mpirun;
 pub mod netns;

@@ -6,7 +6,8 @@
 
 use super::{gnu, run};
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
 
 /// Top-level names diff and rsync cannot handle (paths past PATH_MAX below them).
 pub const BEYOND_PATH_MAX: &[&str] = &["deep"];
@@ -97,13 +98,57 @@ pub fn link_groups(root: &Path) -> Vec<Vec<String>> {
     groups
 }
 
-/// Asserts that `copy` is a faithful copy of `source` by every oracle.
+/// The access times of the regular files `diff -r` reads below `root`, to put back once it read
+/// them: reading a file moves its access time (relatime), and the oracles must leave the trees as
+/// they found them — a later comparison would otherwise see the times of the test's own reads.
+pub struct Atimes(Vec<(PathBuf, rustix::fs::Timespec)>);
+
+impl Atimes {
+    pub fn of(root: &Path) -> Atimes {
+        let mut found = Vec::new();
+        let mut stack = vec![root.to_path_buf()];
+        while let Some(dir) = stack.pop() {
+            let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+            for entry in entries.flatten() {
+                let name = entry.file_name();
+                if BEYOND_PATH_MAX.iter().chain(NOT_FOR_DIFF).any(|n| name == *n) {
+                    continue;
+                }
+                let Ok(meta) = entry.metadata() else { continue };
+                if meta.is_dir() {
+                    stack.push(entry.path());
+                } else if meta.is_file() {
+                    let atime =
+                        rustix::fs::Timespec { tv_sec: meta.atime(), tv_nsec: meta.atime_nsec() as _ };
+                    found.push((entry.path(), atime));
+                }
+            }
+        }
+        Atimes(found)
+    }
+
+    pub fn restore(&self) {
+        for (path, atime) in &self.0 {
+            let times = rustix::fs::Timestamps {
+                last_access: *atime,
+                last_modification: rustix::fs::Timespec { tv_sec: 0, tv_nsec: rustix::fs::UTIME_OMIT },
+            };
+            let _ =
+                rustix::fs::utimensat(rustix::fs::CWD, path, &times, rustix::fs::AtFlags::SYMLINK_NOFOLLOW);
+        }
+    }
+}
+
+/// Asserts that `copy` is a faithful copy of `source` by every oracle, leaving both as they were.
 #[track_caller]
 pub fn assert_same_tree(source: &Path, copy: &Path) {
-    // Before diff reads the files (and may move their access times).
     let (want, got) = (entry_records(source), entry_records(copy));
-    assert_eq!(rsync_changes(source, copy), "", "rsync -n -i would still change things");
-    assert_eq!(diff_r(source, copy), "", "diff -r {} {}", source.display(), copy.display());
+    let read_by_diff = [Atimes::of(source), Atimes::of(copy)];
+    let changes = rsync_changes(source, copy);
+    let diff = diff_r(source, copy);
+    read_by_diff.iter().for_each(Atimes::restore);
+    assert_eq!(changes, "", "rsync -n -i would still change things");
+    assert_eq!(diff, "", "diff -r {} {}", source.display(), copy.display());
     if want != got {
         let missing: Vec<_> = want.iter().filter(|r| !got.contains(r)).take(8).collect();
         let extra: Vec<_> = got.iter().filter(|r| !want.contains(r)).take(8).collect();

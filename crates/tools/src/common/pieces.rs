@@ -3,7 +3,8 @@
 //! processes of a walk, until its last piece is done — wherever that piece was done: a piece done
 //! on another process is reported back in the data of the directory it counts toward
 //! ([`PieceReports`], filled through `Cx::job_dir` and folded in by `Visitor::absorb_completed`),
-//! hop by hop along the way the work went out.
+//! hop by hop along the way the work went out — as one count per file, whatever the number of
+//! pieces.
 
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -40,16 +41,31 @@ pub struct PieceDone {
     pub flagged: bool,
 }
 
-/// Pieces done here for files opened elsewhere, in the data of the directory they count toward.
+/// Pieces done here for files opened elsewhere, in the data of the directory they count toward:
+/// per file, how many, and whether any was flagged.
 #[derive(Default, Serialize, Deserialize)]
-pub struct PieceReports(Mutex<Vec<PieceDone>>);
+pub struct PieceReports(Mutex<HashMap<u64, Tally>>);
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+struct Tally {
+    pieces: usize,
+    flagged: bool,
+}
 
 impl PieceReports {
     pub fn push(&self, done: PieceDone) {
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).push(done);
+        self.push_many(done, 1);
     }
 
-    pub fn into_inner(self) -> Vec<PieceDone> {
+    /// `pieces` pieces of one file done here.
+    pub fn push_many(&self, done: PieceDone, pieces: usize) {
+        let mut tallies = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let tally = tallies.entry(done.id).or_default();
+        tally.pieces += pieces;
+        tally.flagged |= done.flagged;
+    }
+
+    fn into_tallies(self) -> HashMap<u64, Tally> {
         self.0.into_inner().unwrap_or_else(|e| e.into_inner())
     }
 }
@@ -75,10 +91,15 @@ impl<T> Pieces<T> {
 
     /// One piece of `file` is done; returns the file when it was the last, no longer tracked.
     pub fn done(&self, file: &Tracked<T>, flagged: bool) -> Option<Arc<Tracked<T>>> {
+        self.done_many(file, 1, flagged)
+    }
+
+    /// `pieces` pieces of `file` are done; returns the file when they were the last.
+    pub fn done_many(&self, file: &Tracked<T>, pieces: usize, flagged: bool) -> Option<Arc<Tracked<T>>> {
         if flagged {
             file.flagged.store(true, Ordering::Relaxed);
         }
-        if file.left.fetch_sub(1, Ordering::AcqRel) != 1 {
+        if file.left.fetch_sub(pieces, Ordering::AcqRel) != pieces {
             return None;
         }
         self.lock().remove(&file.id)
@@ -89,10 +110,10 @@ impl<T> Pieces<T> {
     /// directory here (itself a stand-in) that goes back toward their process.
     pub fn absorb(&self, reports: PieceReports, forward: &PieceReports) -> Vec<Arc<Tracked<T>>> {
         let mut finished = Vec::new();
-        for report in reports.into_inner() {
-            match self.get(report.id) {
-                Some(file) => finished.extend(self.done(&file, report.flagged)),
-                None => forward.push(report),
+        for (id, tally) in reports.into_tallies() {
+            match self.get(id) {
+                Some(file) => finished.extend(self.done_many(&file, tally.pieces, tally.flagged)),
+                None => forward.push_many(PieceDone { id, flagged: tally.flagged }, tally.pieces),
             }
         }
         finished
@@ -116,10 +137,13 @@ mod tests {
         let elsewhere = PieceReports::default();
         elsewhere.push(PieceDone { id: file.id, flagged: true });
         elsewhere.push(PieceDone { id: 7 << 40, flagged: false });
+        elsewhere.push(PieceDone { id: 7 << 40, flagged: false });
         let forward = PieceReports::default();
         let finished = here.absorb(elsewhere, &forward);
         assert!(finished.is_empty(), "one piece still to do");
-        assert_eq!(forward.into_inner(), [PieceDone { id: 7 << 40, flagged: false }], "not ours: passed on");
+        let passed_on = forward.into_tallies();
+        assert_eq!(passed_on.len(), 1, "not ours: passed on");
+        assert_eq!(passed_on[&(7 << 40)], Tally { pieces: 2, flagged: false }, "as one count");
         let last = here.done(&file, false).expect("the last piece");
         assert!(last.flagged(), "a flagged piece flags the file");
         assert!(here.get(file.id).is_none(), "no longer tracked");

@@ -1,48 +1,61 @@
-//! `canopy cp`: parallel recursive copy that preserves everything `cp -a` does and can be rerun after
-//! an interruption (see the `transfer` module for the guarantee).
+//! `canopy cp`: GNU cp's command line, copying in parallel, and the rerun of an interrupted copy
+//! resumes it in place (see `transfer::marker`).
 
-use crate::common::guard::is_within;
-use crate::common::{Exit, WalkArgs, os_to_bytes, print_error};
-use crate::transfer::{CopyFlags, RootPair, Transfer, TransferOptions};
+mod preserve;
+mod targets;
+
+use crate::common::{WalkArgs, cluster_stdout, os_to_bytes, print_error, report_write_errors};
+use crate::transfer::{
+    CopyFlags, Existing, Listing, Reflink, Scope, Style, Summary, Transfer, TransferOptions,
+};
 use canopy_dist::Cluster;
-use canopy_engine::sys::{open_path, split_parent, stat_path};
-use canopy_engine::{Follow, errno_message, join_path};
+use canopy_engine::Follow;
 use clap::Args;
+use preserve::Attrs;
 use std::ffi::OsString;
+use std::io::Write;
+use std::process::ExitCode;
+use std::sync::Arc;
+use targets::Targets;
 
 const AFTER_HELP: &str = "\
-Like cp -a: directories recursively; mode, owner (when permitted), nanosecond times, extended
-attributes and ACLs preserved; symlinks copied as symlinks (never followed, in the source or the
-destination), hard links kept as hard links, FIFOs, sockets and devices recreated, sparse files kept
-sparse. Walking and copying overlap; files bigger than --chunk-size are copied by all workers at once.
+As GNU cp: `canopy cp -a SRC DEST` makes DEST a copy of SRC, or DEST/SRC if DEST is a directory;
+`canopy cp -a SRC... DIR` copies each SRC into DIR. Without -r, -R or -a a directory is not copied
+(\"-r not specified; omitting directory\"). -a keeps everything cp -a keeps: modes, owners (as
+root), nanosecond times, xattrs and ACLs, symlinks as symlinks, hard links, FIFOs and devices,
+holes. Without -a or -p new files get the source's mode less the umask, and files written over
+keep their mode and owner.
 
-Each entry is written under a temporary name and renamed into place when complete, so nothing
-half-written ever appears under its real name. Rerun the same command after an interruption
-(Ctrl-C, kill -9, a crash): files already complete — same size and modification time — are not
-copied again. Unlike cp, an existing destination file with the source's size and time is therefore
-taken as already copied.
+Interrupted? Run the same command again. While a copy of a directory is in progress its top
+directory holds a marker naming the source (.canopy-tmp-…, removed when the copy completes
+without a failure). A rerun that finds it resumes in that directory — `canopy cp -r SRC NEW`
+run again does not nest NEW/SRC — and keeps the files the interrupted run completed (nothing
+half-written ever has its final name: each entry is written under a temporary name and renamed
+into place). -v says what was resumed and how much was kept. Without an interruption cp's
+meaning holds: copying onto an existing copy copies everything again (use -u, or canopy sync).
 
-With one SOURCE and a DEST that is not an existing directory, DEST becomes the copy; otherwise each
-SOURCE is copied into DEST/ under its own name. As with cp, `canopy cp SRC NEW` creates NEW the
-first time and would copy into NEW/SRC the second: to resume such a copy, rerun it as
-`canopy cp -T SRC NEW` (or copy into an existing directory in the first place).
-Exit status: 0 if everything was copied, 1 if anything failed (each failure is reported with its
-path and reason), 2 on a usage error.
+Differences from GNU cp (see the README's table): entries are copied by many workers at once,
+so -v lines come in no fixed order; a file is written beside its destination and renamed over
+it, so a destination that was a hard link or a symlink is replaced, never written through; a
+FIFO or device given without -r is recreated, not read; --preserve=context is accepted and
+ignored; usage errors exit 2 (cp: 1).
 
 Examples:
-  canopy cp /data/project /archive/              # → /archive/project; rerun to resume
-  canopy cp -T /data/project /archive/project    # the same, naming the copy itself
-  canopy cp -j 64 /lustre/run42 /backup/run42    # more workers on a parallel file system
-  canopy cp --verify --fsync /scratch/ckpt /safe/ckpt
-  canopy cp a.h5 b.h5 /data/incoming/
-  mpirun -n 16 canopy cp /lustre/run42 /archive/   # every rank copies a share, chunks included
+  canopy cp -a /data/project /archive/            # → /archive/project
+  canopy cp -a /data/project /archive/project     # the same; run it again after a kill -9
+  canopy cp -rv src/ dst                          # cp -r, listing what it copies
+  canopy cp -a -j 64 /lustre/run42 /backup/       # more workers on a parallel file system
+  canopy cp -a --verify --fsync /scratch/ckpt /safe/ckpt
+  canopy cp -t /data/incoming/ a.h5 b.h5
+  mpirun -n 16 canopy cp -a /lustre/run42 /archive/   # every rank copies a share, chunks included
 
 Under mpirun every rank copies part of the tree (and of big files); hard links stay hard links
 across ranks (they meet in DEST through temporary names, removed at the end).";
 
-/// Copy trees in parallel, preserving everything `cp -a` does; rerun to resume after an interruption.
+/// Copy files and trees like GNU cp, in parallel; rerun the same command to resume.
 #[derive(Args, Debug)]
 #[command(after_help = AFTER_HELP)]
+#[command(mut_arg("stats", |a| a.long("walk-stats")))]
 pub struct CpArgs {
     #[command(flatten)]
     pub walk: WalkArgs,
@@ -50,111 +63,200 @@ pub struct CpArgs {
     #[command(flatten)]
     pub copy: CopyFlags,
 
-    /// DEST is the copy of the single SOURCE even if it exists (never DEST/SOURCE): the form to
-    /// rerun after an interruption when DEST did not exist before the first run.
+    /// Same as -dR --preserve=all
+    #[arg(short = 'a', long)]
+    pub archive: bool,
+
+    /// Copy directories recursively
+    #[arg(short = 'r', short_alias = 'R', long)]
+    pub recursive: bool,
+
+    /// Same as --preserve=mode,ownership,timestamps
+    #[arg(short = 'p')]
+    pub preserve_basic: bool,
+
+    /// Preserve the attributes listed (mode, ownership, timestamps, links, context, xattr, all;
+    /// without a list: mode,ownership,timestamps)
+    #[arg(
+        long,
+        value_name = "ATTR_LIST",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "mode,ownership,timestamps",
+        value_parser = preserve::parse
+    )]
+    pub preserve: Vec<Attrs>,
+
+    /// Don't preserve the attributes listed
+    #[arg(long, value_name = "ATTR_LIST", value_parser = preserve::parse)]
+    pub no_preserve: Vec<Attrs>,
+
+    /// Same as --no-dereference --preserve=links
+    #[arg(short = 'd')]
+    pub no_deref_links: bool,
+
+    /// Never follow symlinks in SOURCE
+    #[arg(short = 'P', long)]
+    pub no_dereference: bool,
+
+    /// Always follow symlinks in SOURCE
+    #[arg(short = 'L', long)]
+    pub dereference: bool,
+
+    /// Follow symlinks given on the command line
+    #[arg(short = 'H')]
+    pub command_line_symlinks: bool,
+
+    /// Don't overwrite an existing file
+    #[arg(short = 'n', long)]
+    pub no_clobber: bool,
+
+    /// Copy only when the SOURCE is newer than the destination, or it is missing
+    #[arg(short = 'u', long)]
+    pub update: bool,
+
+    /// Accepted: a destination file is always replaced, never opened for writing
+    #[arg(short = 'f', long)]
+    pub force: bool,
+
+    /// Explain what is being done
+    #[arg(short = 'v', long)]
+    pub verbose: bool,
+
+    /// Treat DEST as a normal file (the copy itself, even if it is a directory)
     #[arg(short = 'T', long)]
     pub no_target_directory: bool,
 
-    /// SOURCE... DEST
-    #[arg(required = true, num_args = 2.., value_name = "PATH")]
+    /// Copy all SOURCE arguments into DIRECTORY
+    #[arg(short = 't', long, value_name = "DIRECTORY")]
+    pub target_directory: Option<OsString>,
+
+    /// Stay on this file system
+    #[arg(short = 'x', long)]
+    pub one_file_system: bool,
+
+    /// Share the source's blocks where the file system can (auto), always, or never
+    #[arg(long, value_name = "WHEN", num_args = 0..=1, require_equals = true, default_value = "auto", default_missing_value = "always")]
+    pub reflink: Reflink,
+
+    /// Print totals at the end (rsync's --stats lines, and what a resumed copy kept)
+    #[arg(long = "stats")]
+    pub totals: bool,
+
+    /// SOURCE... DEST (or SOURCE... with -t)
+    #[arg(required = true, num_args = 1.., value_name = "PATH")]
     pub paths: Vec<OsString>,
 }
 
-pub fn run(args: CpArgs, cluster: &Cluster) -> Exit {
-    let mut paths: Vec<Vec<u8>> = args.paths.iter().map(|p| os_to_bytes(p)).collect();
-    let dest = paths.pop().expect("clap requires two paths or more");
-    if args.no_target_directory && paths.len() > 1 {
-        print_error("cp", "-T takes one SOURCE");
-        return Exit::Usage;
+impl CpArgs {
+    fn recursive(&self) -> bool {
+        self.recursive || self.archive
     }
-    let into_dir = !args.no_target_directory && stat_path(&dest, true).is_ok_and(|m| m.is_dir());
-    if paths.len() > 1 && !into_dir {
-        print_error("cp", format_args!("target '{}' is not a directory", String::from_utf8_lossy(&dest)));
-        return Exit::Usage;
-    }
-    let mut failed = false;
-    let mut roots: Vec<RootPair> = Vec::new();
-    for source in paths {
-        match root_pair(&source, &dest, into_dir) {
-            Ok(pair) if roots.iter().any(|r| r.source == pair.source) => {
-                print_error(
-                    "cp",
-                    format_args!(
-                        "warning: source '{}' given more than once",
-                        String::from_utf8_lossy(&source)
-                    ),
-                );
-            }
-            Ok(pair) => roots.push(pair),
-            Err(message) => {
-                print_error("cp", message);
-                failed = true;
-            }
+
+    /// How symlinks in the sources are followed: cp's -L/-H/-P, and its defaults (follow unless
+    /// copying recursively or with -d).
+    fn follow(&self) -> Follow {
+        if self.dereference {
+            Follow::Always
+        } else if self.command_line_symlinks {
+            Follow::Roots
+        } else if self.no_dereference || self.no_deref_links || self.recursive() {
+            Follow::Never
+        } else {
+            Follow::Roots
         }
     }
-    let mut walk = args.walk.options();
-    walk.follow = Follow::Never;
-    // Where hard links meet across ranks: the directory copied into, else the copy itself.
-    let link_area = match roots.first() {
-        Some(pair) if !into_dir => (pair.dest.clone(), pair.follow_dest),
-        _ => (dest, true),
-    };
-    let transfer = Transfer::new(TransferOptions::new(&args.copy, link_area), "cp", roots, cluster);
-    let exit = transfer.run(walk, cluster, &args.walk.plan());
+
+    fn attrs(&self) -> Attrs {
+        let mut kept = Attrs::default();
+        if self.archive {
+            kept = kept.union(Attrs::ALL);
+        }
+        if self.preserve_basic {
+            kept = kept.union(Attrs::BASIC);
+        }
+        if self.no_deref_links || self.archive {
+            kept = kept.union(Attrs::LINKS);
+        }
+        for attrs in &self.preserve {
+            kept = kept.union(*attrs);
+        }
+        for attrs in &self.no_preserve {
+            kept = kept.without(*attrs);
+        }
+        kept
+    }
+}
+
+pub fn run(args: CpArgs, cluster: &Cluster) -> ExitCode {
+    let failed = cp(&args, cluster);
     cluster.finish_output();
-    let exit = if failed { exit.max(Exit::Errors) } else { exit };
-    Exit::from_code(cluster.agree_exit(exit.code()))
+    ExitCode::from(cluster.agree_exit(u8::from(failed)))
 }
 
-/// Where `source` is copied to, after checking it exists and is not copied into itself.
-fn root_pair(source: &[u8], dest: &[u8], into_dir: bool) -> Result<RootPair, String> {
-    let show = |p: &[u8]| String::from_utf8_lossy(p).into_owned();
-    let meta = stat_path(source, false)
-        .map_err(|e| format!("cannot stat '{}': {}", show(source), errno_message(e)))?;
-    let base = basename(source);
-    let (dest_path, follow_dest) = match (into_dir, base) {
-        (true, b"." | b".." | b"/") => (dest.to_vec(), true),
-        (true, base) => (join_path(dest, base), false),
-        (false, _) => (dest.to_vec(), false),
+/// Copies; whether anything failed.
+fn cp(args: &CpArgs, cluster: &Cluster) -> bool {
+    let paths: Vec<Vec<u8>> = args.paths.iter().map(|p| os_to_bytes(p)).collect();
+    let target_directory = args.target_directory.as_ref().map(|d| os_to_bytes(d));
+    let leader = cluster.is_root();
+    let stdout = cluster_stdout(cluster);
+    let listing = args.verbose.then(|| Arc::new(Listing::new(Arc::clone(&stdout), Style::Cp)));
+    let targets = match Targets::resolve(args, paths, target_directory, leader) {
+        Ok(targets) => targets,
+        Err(message) => {
+            print_error("cp", message);
+            return true;
+        }
     };
-    if stat_path(&dest_path, false).is_ok_and(|d| d.file_id() == meta.file_id()) {
-        return Err(format!("'{}' and '{}' are the same file", show(source), show(&dest_path)));
+    // Every process has read the markers before the leader writes any.
+    cluster.agree_exit(0);
+    let mut failed = targets.failed;
+    let prepared = if leader { targets.prepare() } else { Ok(()) };
+    if cluster.agree_exit(u8::from(prepared.is_err())) != 0 {
+        if let Err(message) = prepared {
+            print_error("cp", message);
+        }
+        return true;
     }
-    if meta.is_dir() {
-        let parent = if follow_dest { dest } else { split_parent(&dest_path).0 };
-        if let Ok(parent) = open_path(parent, true)
-            && is_within(&parent, meta.file_id()).unwrap_or(false)
-        {
-            return Err(format!(
-                "cannot copy a directory, '{}', into itself, '{}'",
-                show(source),
-                show(&dest_path)
-            ));
+    let keep = args.attrs().keep();
+    let existing = Existing::Cp { no_clobber: args.no_clobber, update: args.update };
+    let mut options = TransferOptions::new(&args.copy, existing, targets.link_area.clone());
+    options.keep = keep;
+    options.scope = Scope::ALL;
+    options.reflink = args.reflink;
+    options.cp_rules = true;
+    options.listing = listing.clone();
+    let mut walk = args.walk.options();
+    walk.follow = args.follow();
+    walk.same_file_system = args.one_file_system;
+    let resumed: Vec<_> =
+        targets.pairs.iter().filter(|p| p.resume_since.is_some()).map(|p| p.dest.clone()).collect();
+    if let (Some(listing), true) = (&listing, leader) {
+        let mut out = listing.buffer();
+        for dest in &resumed {
+            listing.note(&mut out, "resuming the interrupted copy in ", dest, "");
         }
     }
-    Ok(RootPair { source: source.to_vec(), follow_source: false, dest: dest_path, follow_dest })
-}
-
-/// The last component, trailing slashes ignored (`/` for the root).
-fn basename(path: &[u8]) -> &[u8] {
-    let trimmed = &path[..path.len() - path.iter().rev().take_while(|&&b| b == b'/').count()];
-    if trimmed.is_empty() {
-        return if path.is_empty() { path } else { b"/" };
+    let transfer = Transfer::new(options, "cp", targets.pairs, cluster);
+    let outcome = transfer.run(walk, cluster, &args.walk.plan());
+    failed |= outcome.errors > 0;
+    let summary = cluster.reduce(transfer.totals().snapshot(), Summary::sum);
+    if let Some(summary) = summary {
+        let mut text = Vec::new();
+        if args.verbose && summary.resumed > 0 {
+            let _ = writeln!(
+                text,
+                "kept {} files ({} bytes) the interrupted copy had completed",
+                summary.resumed, summary.resumed_size
+            );
+        }
+        if args.totals {
+            let _ = summary.write_stats(&mut text, crate::transfer::Numbers::Grouped);
+        }
+        let _ = stdout.write_all(&text);
+        if report_write_errors([&*stdout]) {
+            failed = true;
+        }
     }
-    trimmed.rsplit(|&b| b == b'/').next().unwrap_or(trimmed)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::basename;
-
-    #[test]
-    fn basenames() {
-        assert_eq!(basename(b"a/b"), b"b");
-        assert_eq!(basename(b"a/b//"), b"b");
-        assert_eq!(basename(b"b"), b"b");
-        assert_eq!(basename(b"/"), b"/");
-        assert_eq!(basename(b"."), b".");
-        assert_eq!(basename(b"x/.."), b"..");
-    }
+    failed
 }

@@ -23,7 +23,7 @@ pub use prompt::Prompter;
 pub use unlink::is_empty_dir;
 pub use visitor::Remover;
 
-use canopy_engine::{Cx, DirNode, Entry};
+use canopy_engine::{Cx, DirNode, Entry, FileKind};
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::AtomicBool;
 
@@ -46,6 +46,26 @@ pub trait Selector: Sync + Sized {
     /// What a stand-in of the kept directory `dir` on another process starts with (MPI).
     fn lend(&self, _dir: &DirNode<RemoveDir<Self::Data>>) -> Self::Data {
         Self::Data::default()
+    }
+
+    /// An entry inside a directory that goes is kept after all, and with it that directory (sync:
+    /// what an exclude rule protects). Not asked by default.
+    fn spare(&self, _entry: &Entry<'_, RemoveDir<Self::Data>>) -> bool {
+        false
+    }
+
+    /// Asked right before an entry goes (or, in a dry run, would): `false` keeps it, and with it
+    /// its directory (sync's `--max-delete`).
+    fn admit(&self, _path: &[u8], _kind: FileKind) -> bool {
+        true
+    }
+
+    /// An entry went (or, in a dry run, would have).
+    fn removed(&self, _path: &[u8], _kind: FileKind) {}
+
+    /// Change nothing, without the remover's own listing (the selector tells what would go).
+    fn dry_run(&self) -> bool {
+        false
     }
 }
 

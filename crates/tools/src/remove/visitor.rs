@@ -147,8 +147,17 @@ impl<S: Selector> Remover<S> {
         state: &mut RemoveState,
         entry: &Entry<'_, RemoveDir<S::Data>>,
     ) {
-        if self.listing.is_some() {
-            self.list(state, &entry.path());
+        let path = entry.path();
+        let kind = entry.kind();
+        if !self.selector.admit(&path, kind) {
+            if let Some(dir) = entry.dir() {
+                dir.data.failed.store(true, Ordering::Relaxed);
+            }
+            return;
+        }
+        if self.listing.is_some() || self.selector.dry_run() {
+            self.list(state, &path);
+            self.selector.removed(&path, kind);
             return;
         }
         let mark_failed = || {
@@ -167,9 +176,17 @@ impl<S: Selector> Remover<S> {
         match result {
             Ok(()) => self.removed(state, &entry.path(), false),
             // Gone already (removed concurrently): what was asked for is true.
-            Err(Errno::NOENT) => state.removed += 1,
+            Ok(()) => {
+                self.removed(state, &path, false);
+                self.selector.removed(&path, kind);
+            }
+            // Gone already (removed concurrently): what was asked for is true.
+            Err(Errno::NOENT) => {
+                state.removed += 1;
+                self.selector.removed(&path, kind);
+            }
             Err(errno) => {
-                cx.report(WalkError::io(entry.path(), Op::Tool("remove"), errno));
+                cx.report(WalkError::io(path, Op::Tool("remove"), errno));
                 mark_failed();
             }
         }
@@ -228,6 +245,12 @@ impl<S: Selector> Visitor for Remover<S> {
         entry: &Entry<'_, Self::DirData>,
     ) -> Action {
         let inherited = entry.dir().is_some_and(|dir| dir.data.doomed);
+        if inherited && self.selector.spare(entry) {
+            if let Some(dir) = entry.dir() {
+                dir.data.failed.store(true, Ordering::Relaxed);
+            }
+            return Action::Prune;
+        }
         if !inherited {
             match self.selector.select(cx, entry) {
                 Selection::Remove => {}
@@ -266,12 +289,13 @@ impl<S: Selector> Visitor for Remover<S> {
                 parent.data.failed.store(true, Ordering::Relaxed);
             }
         };
-        if dir.data.failed.load(Ordering::Relaxed) {
+        if dir.data.failed.load(Ordering::Relaxed) || !self.selector.admit(dir.path(), FileKind::Dir) {
             failed(dir);
             return;
         }
-        if self.listing.is_some() {
+        if self.listing.is_some() || self.selector.dry_run() {
             self.list(state, dir.path());
+            self.selector.removed(dir.path(), FileKind::Dir);
             return;
         }
         let parent_fd = match dir.parent().map(|parent| parent.open()).transpose() {
@@ -294,8 +318,14 @@ impl<S: Selector> Visitor for Remover<S> {
             None => remove_path(dir.path(), true),
         };
         match result {
-            Ok(()) => self.removed(state, dir.path(), true),
-            Err(Errno::NOENT) => state.removed += 1,
+            Ok(()) => {
+                self.removed(state, dir.path(), true);
+                self.selector.removed(dir.path(), FileKind::Dir);
+            }
+            Err(Errno::NOENT) => {
+                state.removed += 1;
+                self.selector.removed(dir.path(), FileKind::Dir);
+            }
             Err(Errno::NOTEMPTY)
                 if self.unreadable.lock().unwrap_or_else(|e| e.into_inner()).contains(dir.path()) =>
             {

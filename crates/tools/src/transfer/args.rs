@@ -1,6 +1,10 @@
-use clap::Args;
+use clap::{Args, ValueEnum};
 
-/// Flags `cp` and `sync` share.
+/// The smallest `--chunk-size`: below it a big file would become millions of jobs, each costing
+/// more to schedule than its bytes take to copy.
+pub const MIN_CHUNK_SIZE: u64 = 64 << 10;
+
+/// Flags `cp` and `sync` share that neither cp nor rsync has.
 #[derive(Args, Clone, Debug)]
 pub struct CopyFlags {
     /// Check every copied byte: the source is hashed (xxh3) as it is read, the copy is read back
@@ -15,10 +19,22 @@ pub struct CopyFlags {
     #[arg(long)]
     pub fsync: bool,
 
-    /// Files bigger than this are copied in chunks of this size, by all workers at once.
-    /// Suffixes K, M, G, T (powers of 1024).
-    #[arg(long, value_name = "SIZE", default_value = "64M", value_parser = parse_size)]
+    /// Files bigger than this are copied in chunks of this size, by all workers at once (at least
+    /// 64K). Suffixes K, M, G, T (powers of 1024).
+    #[arg(long, value_name = "SIZE", default_value = "64M", value_parser = parse_chunk_size)]
     pub chunk_size: u64,
+}
+
+/// cp's `--reflink`: whether copies may share the source's blocks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum Reflink {
+    /// Share blocks where the file system can (`copy_file_range`), copy them otherwise.
+    #[default]
+    Auto,
+    /// Share the source's blocks (`FICLONE`) or fail.
+    Always,
+    /// Always copy the bytes.
+    Never,
 }
 
 /// `4096`, `64K`, `64M`, `1G`…
@@ -41,9 +57,18 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("'{text}' is out of range"))
 }
 
+/// A size of at least [`MIN_CHUNK_SIZE`].
+pub fn parse_chunk_size(text: &str) -> Result<u64, String> {
+    let size = parse_size(text)?;
+    if size < MIN_CHUNK_SIZE {
+        return Err(format!("'{text}' is too small: chunks are at least 64K"));
+    }
+    Ok(size)
+}
+
 #[cfg(test)]
 mod tests {
-    use super::parse_size;
+    use super::*;
 
     #[test]
     fn sizes() {
@@ -55,5 +80,12 @@ mod tests {
         assert!(parse_size("12Q").is_err());
         assert!(parse_size("M").is_err());
         assert!(parse_size("99999999999T").is_err());
+    }
+
+    #[test]
+    fn chunk_sizes_have_a_floor() {
+        assert_eq!(parse_chunk_size("64K"), Ok(MIN_CHUNK_SIZE));
+        assert!(parse_chunk_size("1").unwrap_err().contains("at least 64K"));
+        assert!(parse_chunk_size("63K").is_err());
     }
 }

@@ -43,11 +43,14 @@ impl Scratch {
     }
 }
 
-/// What to copy: a byte range of a file on device `dev`, its holes to be skipped if `sparse`.
+/// What to copy: a byte range of a file on device `dev`, its holes to be skipped if `sparse`;
+/// `offload`: the kernel may copy it (`copy_file_range`, which may share blocks — not with cp's
+/// `--reflink=never`).
 pub struct Span {
     pub range: Range<u64>,
     pub sparse: bool,
     pub verify: bool,
+    pub offload: bool,
     pub dev: u64,
 }
 
@@ -74,8 +77,11 @@ pub fn copy_span(
             if hash_of(dst, segment, scratch)? != read {
                 return Err(CopyError::Mismatch);
             }
-        } else if scratch.no_offload.contains(&span.dev) || !offload(src, dst, segment.clone())? {
-            if !scratch.no_offload.contains(&span.dev) {
+        } else if !span.offload
+            || scratch.no_offload.contains(&span.dev)
+            || !offload(src, dst, segment.clone())?
+        {
+            if span.offload && !scratch.no_offload.contains(&span.dev) {
                 scratch.no_offload.push(span.dev);
             }
             copy_through(src, dst, segment, scratch)?;
@@ -179,7 +185,7 @@ mod tests {
 
     fn copy(src: &std::fs::File, dst: &std::fs::File, size: u64, sparse: bool, verify: bool) {
         dst.set_len(size).unwrap();
-        let span = Span { range: 0..size, sparse, verify, dev: 0 };
+        let span = Span { range: 0..size, sparse, verify, offload: true, dev: 0 };
         copy_span(src.as_fd(), dst.as_fd(), &span, &mut Scratch::default()).unwrap();
     }
 
@@ -237,7 +243,7 @@ mod tests {
         let src = std::fs::File::open(tmp.path().join("src")).unwrap();
         let dst = std::fs::File::create(tmp.path().join("dst")).unwrap();
         for verify in [false, true] {
-            let span = Span { range: 0..100, sparse: false, verify, dev: 0 };
+            let span = Span { range: 0..100, sparse: false, verify, offload: true, dev: 0 };
             let result = copy_span(src.as_fd(), dst.as_fd(), &span, &mut Scratch::default());
             assert_eq!(result, Err(CopyError::Shrank));
         }

@@ -12,16 +12,42 @@ use std::ffi::{CStr, CString};
 use std::sync::Arc;
 
 /// A source root and the path of its copy.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct RootPair {
     /// The source root as given on the command line.
     pub source: Vec<u8>,
-    /// Whether the source's last component may be a symlink to follow (sync's SRC).
+    /// Whether the source's last component may be a symlink to follow (sync's `SRC/`).
     pub follow_source: bool,
     /// The path of its copy (for `cp SRC DIR/`, `DIR/basename(SRC)`).
     pub dest: Vec<u8>,
     /// Whether the copy's last component may be a symlink to follow (sync's DST, named by the user).
     pub follow_dest: bool,
+    /// How rsync names the root in listings and matches it against filter rules: its basename for
+    /// `SRC`, empty for `SRC/` (whose root is `.` and whose entries are named without a prefix).
+    pub list_name: Vec<u8>,
+    /// The copy's top directory was made for this run before the walk (rsync's "created
+    /// directory", cp's marked directory): it counts as new.
+    pub made: bool,
+    /// The copy carries cp's marker of a copy in progress, removed once it completed (see `cp`).
+    pub marked: bool,
+    /// This run resumes a copy interrupted after it began at this time (the marker's): the files
+    /// that copy completed stay.
+    pub resume_since: Option<canopy_engine::Timestamp>,
+}
+
+impl RootPair {
+    /// The pair of a plain copy of `source` to `dest`.
+    pub fn new(source: Vec<u8>, follow_source: bool, dest: Vec<u8>, follow_dest: bool) -> Self {
+        RootPair { source, follow_source, dest, follow_dest, ..RootPair::default() }
+    }
+
+    /// rsync's name of the entry `relative` below the root (`.` for the root of `SRC/`).
+    pub fn list_name_of(&self, relative: &[u8]) -> Vec<u8> {
+        match (self.list_name.is_empty(), relative.is_empty()) {
+            (true, true) => b".".to_vec(),
+            _ => join_relative(&self.list_name, relative),
+        }
+    }
 }
 
 /// The destination counterpart of a source directory.
@@ -36,6 +62,9 @@ pub struct DestDir {
     pub root: Option<Arc<RootPair>>,
     /// Chunks copied here of files opened on other processes, on their way back.
     pub chunks_done: PieceReports,
+    /// The permission bits an existing directory had before this run opened it up for its owner
+    /// (to fill it), put back when the source's are not kept.
+    pub restore_mode: Option<u32>,
 }
 
 impl DestDir {
@@ -52,6 +81,7 @@ impl DestDir {
             fresh: false,
             root: Some(pair),
             chunks_done: PieceReports::default(),
+            restore_mode: None,
         }
     }
 
@@ -63,6 +93,7 @@ impl DestDir {
             fresh: dir.data.fresh,
             root: Some(pair),
             chunks_done: PieceReports::default(),
+            restore_mode: None,
         }
     }
 }
@@ -186,6 +217,11 @@ impl Place {
     /// The destination path, for messages.
     pub fn dest_path(&self) -> Vec<u8> {
         join_relative(&self.pair().dest, &self.relative())
+    }
+
+    /// rsync's name of the entry, for listings and filter rules.
+    pub fn list_name(&self) -> Vec<u8> {
+        self.pair().list_name_of(&self.relative())
     }
 }
 

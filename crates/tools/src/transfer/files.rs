@@ -1,15 +1,16 @@
 //! Regular files. The source is opened without following symlinks (and checked to be the file the
 //! walk listed); the copy is written under its temporary name — in one go, or for a big file in
-//! chunks that any worker of any process copies — then finished (owner, xattrs, permissions, times,
-//! `--fsync`) and renamed into place, once, by the process that opened it, when the last chunk is
-//! done wherever it was done (chunks done elsewhere come back with their directory's data).
+//! chunks that any worker of any process copies ([`super::chunks`]) — then finished (owner, xattrs,
+//! permissions, times, `--fsync`) and renamed into place, once, by the process that opened it, when
+//! the last chunk is done wherever it was done.
 
-use super::data::{CopyError, Span, copy_span, hash_of};
+use super::Reflink;
+use super::chunks::FileChunkSpan;
+use super::data::{CopyError, Span, copy_span};
 use super::dest::{DestDir, Place, RootPair, join_relative};
 use super::temp::{create_file, discard, rename_into_place, temp_name};
-use super::visitor::{Failure, Job, TransferState};
+use super::visitor::{Failure, TransferState};
 use super::{Transfer, attrs};
-use crate::common::pieces::PieceDone;
 use crate::common::{split_relative, wire};
 use canopy_engine::sys::{PATH_MAX, open_beneath, open_path, split_parent};
 use canopy_engine::{Cx, DirFd, DirNode, Entry, Errno, Metadata};
@@ -19,9 +20,9 @@ use serde::{Deserialize, Serialize};
 use std::ffi::{CStr, CString};
 use std::sync::Arc;
 
-/// One piece of a big file's copy, as plain data any process can copy: the file by its roots and
-/// its path below them, the temporary being filled, the identities both must still have there,
-/// and the byte range.
+/// Pieces of a big file's copy, as plain data any process can copy: the file by its roots and its
+/// path below them, the temporary being filled, the identities both must still have there, and the
+/// byte range left to copy from `offset`, one chunk per job.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct FileChunk {
     /// The copy it belongs to, on the process that opened it.
@@ -37,34 +38,55 @@ pub struct FileChunk {
     /// Whether the source may be opened without updating its access time.
     pub noatime: bool,
     pub sparse: bool,
+    /// The chunk this job copies starts here; the jobs after it copy the rest up to `end`.
     pub offset: u64,
-    pub len: u64,
+    pub end: u64,
 }
 
 /// The two open files of a copy, and what a failure message needs.
 #[derive(Clone, Copy)]
-struct Copying<'a> {
-    pair: &'a RootPair,
+pub(super) struct Copying<'a> {
+    pub pair: &'a RootPair,
     /// The file's path relative to the roots.
-    path: &'a [u8],
-    src: &'a OwnedFd,
-    tmp: &'a OwnedFd,
-    sparse: bool,
+    pub path: &'a [u8],
+    pub src: &'a OwnedFd,
+    pub tmp: &'a OwnedFd,
+    pub sparse: bool,
+    pub verify: bool,
+    pub offload: bool,
     /// The source's device (where `copy_file_range` may be refused).
-    dev: u64,
+    pub dev: u64,
 }
 
-/// A file being copied: its open source and temporary.
+/// A file being copied: its open source and temporary, and the attributes it is to get.
 pub struct InFlight {
-    src: OwnedFd,
-    tmp: OwnedFd,
-    temp: CString,
-    place: Place,
-    pair: Arc<RootPair>,
-    meta: Metadata,
-    sparse: bool,
+    pub(super) src: OwnedFd,
+    pub(super) tmp: OwnedFd,
+    pub(super) temp: CString,
+    pub(super) place: Place,
+    pub(super) pair: Arc<RootPair>,
+    pub(super) meta: Metadata,
+    pub(super) sparse: bool,
+    /// Permission bits and, where cp writes over a file, the owner it keeps.
+    mode: Option<u32>,
+    owner: Option<(u32, u32)>,
     /// Source (device, inode) when the file has other links waiting for this copy.
-    link: Option<(u64, u64)>,
+    pub(super) link: Option<(u64, u64)>,
+}
+
+impl InFlight {
+    pub(super) fn copying<'a>(&'a self, path: &'a [u8], transfer: &Transfer) -> Copying<'a> {
+        Copying {
+            pair: &self.pair,
+            path,
+            src: &self.src,
+            tmp: &self.tmp,
+            sparse: self.sparse,
+            verify: transfer.options.verify,
+            offload: transfer.options.reflink != Reflink::Never,
+            dev: self.meta.dev,
+        }
+    }
 }
 
 /// Runs `op` on a source entry relative to its directory — or, for a starting point, by path
@@ -105,16 +127,23 @@ fn check_identity(fd: OwnedFd, id: (u64, u64)) -> Result<OwnedFd, Errno> {
 }
 
 /// Opens a source file for reading: never through a symlink, without moving its access time when
-/// allowed, and only if it is still the file the walk listed.
-fn open_source(entry: &Entry<'_, DestDir>, meta: &Metadata, noatime: bool) -> Result<OwnedFd, Errno> {
-    let fd = at_source(entry, |dir, name| openat(dir, name, source_flags(noatime), Mode::empty()))?;
+/// allowed, and only if it is still the file the walk listed. (A root followed by the walk, cp's
+/// `-L`/`-H`, is opened through its symlinks: its identity is the target's.)
+pub(super) fn open_source(
+    entry: &Entry<'_, DestDir>,
+    meta: &Metadata,
+    noatime: bool,
+) -> Result<OwnedFd, Errno> {
+    let flags =
+        if entry.follows() { source_flags(noatime) - OFlags::NOFOLLOW } else { source_flags(noatime) };
+    let fd = at_source(entry, |dir, name| openat(dir, name, flags, Mode::empty()))?;
     check_identity(fd, meta.file_id())
 }
 
 /// Opens, on a process other than the one that opened the file, the source and the temporary of
 /// `chunk`: from the roots, every directory with `O_NOFOLLOW`, both checked to be the files the
 /// opening process saw.
-fn reopen(chunk: &FileChunk) -> Result<(OwnedFd, OwnedFd), Failure> {
+pub(super) fn reopen(chunk: &FileChunk) -> Result<(OwnedFd, OwnedFd), Failure> {
     let pair = &chunk.pair;
     let source = || join_relative(&pair.source, &chunk.path);
     let dest = || join_relative(&pair.dest, &chunk.path);
@@ -122,7 +151,13 @@ fn reopen(chunk: &FileChunk) -> Result<(OwnedFd, OwnedFd), Failure> {
     let open_file =
         |dir: BorrowedFd<'_>, name: &CStr| openat(dir, name, source_flags(chunk.noatime), Mode::empty());
     let src = if chunk.path.is_empty() {
-        at_path(&pair.source, open_file)
+        // A root the walk followed (cp's default without -r, -H, -L) is opened through its links.
+        let flags = if pair.follow_source {
+            source_flags(chunk.noatime) - OFlags::NOFOLLOW
+        } else {
+            source_flags(chunk.noatime)
+        };
+        at_path(&pair.source, |dir, name| openat(dir, name, flags, Mode::empty()))
     } else {
         open_beneath(&pair.source, pair.follow_source, dir, false)
             .and_then(|dir| open_file(dir.as_fd(), &CString::new(name).map_err(|_| Errno::INVAL)?))
@@ -151,8 +186,9 @@ fn reopen(chunk: &FileChunk) -> Result<(OwnedFd, OwnedFd), Failure> {
 }
 
 impl Transfer {
-    /// Copies a regular file into `dir` (the destination directory of `place`); `link` when other
-    /// names of it wait for the copy.
+    /// Copies a regular file into `dir` (the destination directory of `place`), giving it `mode`
+    /// and `owner` (see `Wanted`); `link` when other names of it wait for the copy.
+    #[allow(clippy::too_many_arguments)] // a copy_entry step: what it decided about the entry
     pub(super) fn copy_file(
         &self,
         cx: &mut Cx<'_, Self>,
@@ -161,6 +197,7 @@ impl Transfer {
         place: Place,
         dir: &DirFd,
         link: Option<(u64, u64)>,
+        (mode, owner): (Option<u32>, Option<(u32, u32)>),
     ) {
         // The visit fetched the metadata before deciding to copy.
         let Some(meta) = entry.cached_metadata() else { return };
@@ -175,8 +212,10 @@ impl Transfer {
             Err(errno) => return self.fail(cx, state, link, Failure::io(place.dest_path(), "create", errno)),
         };
         let sparse = meta.allocated_bytes() < meta.size;
-        let chunked = meta.size > self.options.chunk_size;
+        let clone = self.options.reflink == Reflink::Always;
+        let chunked = meta.size > self.options.chunk_size && !clone;
         if (sparse || chunked)
+            && !clone
             && let Err(errno) = ftruncate(&tmp, meta.size)
         {
             discard(dir, &temp);
@@ -190,107 +229,45 @@ impl Transfer {
             }
         };
         let pair = place.pair();
-        let file = InFlight { src, tmp, temp, pair, place, meta: *meta, sparse, link };
+        let file = InFlight { src, tmp, temp, pair, place, meta: *meta, sparse, mode, owner, link };
+        if clone {
+            let cloned = rustix::fs::ioctl_ficlone(&file.tmp, &file.src);
+            if let Err(errno) = cloned {
+                let source = file.place.source_path();
+                let message = format!(
+                    "failed to clone '{}' from '{}': {}",
+                    lossy(&file.place.dest_path()),
+                    lossy(&source),
+                    canopy_engine::errno_message(errno)
+                );
+                self.report_failure(state, Failure::Message(message));
+            }
+            return self.finish(cx, state, &file, cloned.is_err(), Some(dir));
+        }
         if !chunked {
-            let copied = self.copy_range(state, &file, 0..meta.size);
-            return self.finish(cx, state, &file, !copied, Some(dir));
+            let path = file.place.relative();
+            let copied = self.copy_span_checked(state, &file.copying(&path, self), 0..meta.size);
+            let failed = copied.map_err(|failure| self.report_failure(state, failure)).is_err();
+            return self.finish(cx, state, &file, failed, Some(dir));
         }
         let chunks = meta.size.div_ceil(self.options.chunk_size);
-        let template = FileChunk {
-            id: 0,
-            pair: Arc::clone(&file.pair),
-            path: file.place.relative(),
-            temp: file.temp.as_bytes().to_vec(),
-            source_id: meta.file_id(),
-            temp_id,
-            noatime,
-            sparse,
-            offset: 0,
-            len: 0,
-        };
-        // The chunks count toward the file's directory; a root file's toward a group of its own.
-        let group = match file.place.source_dir() {
-            Some(dir) => Arc::clone(dir),
-            None => DirNode::job_group(&file.pair.source, DestDir::of_root(Arc::clone(&file.pair))),
-        };
-        let id = self.copies.open(file, chunks as usize).id;
-        for index in 0..chunks {
-            let offset = index * self.options.chunk_size;
-            let len = self.options.chunk_size.min(meta.size - offset);
-            cx.spawn_in(&group, Job::Chunk(FileChunk { id, offset, len, ..template.clone() }));
-        }
+        let span = FileChunkSpan { temp_id, noatime, sparse, size: meta.size };
+        self.start_chunks(cx, file, chunks, span);
     }
 
-    /// Copies one chunk. On the process that opened the file, whoever copies the last chunk
-    /// finishes it; elsewhere the chunk is reported back through the directory it counts toward.
-    pub(super) fn run_chunk(&self, cx: &mut Cx<'_, Self>, state: &mut TransferState, chunk: FileChunk) {
-        let range = chunk.offset..chunk.offset + chunk.len;
-        let Some(file) = self.copies.get(chunk.id) else {
-            let copied = match reopen(&chunk) {
-                Ok((src, tmp)) => {
-                    let copying = Copying {
-                        pair: &chunk.pair,
-                        path: &chunk.path,
-                        src: &src,
-                        tmp: &tmp,
-                        sparse: chunk.sparse,
-                        dev: chunk.source_id.0,
-                    };
-                    self.copy_span_of(state, &copying, range)
-                }
-                Err(failure) => {
-                    self.report_failure(state, failure);
-                    false
-                }
-            };
-            let dir = cx.job_dir().expect("chunks are spawned in a directory or a job group");
-            dir.data.chunks_done.push(PieceDone { id: chunk.id, flagged: !copied });
-            return;
-        };
-        let copied = self.copy_range(state, &file.item, range);
-        if let Some(file) = self.copies.done(&file, !copied) {
-            self.finish(cx, state, &file.item, file.flagged(), None);
-        }
-    }
-
-    /// Chunks of files opened here came back from other processes: the last one finishes its file.
-    pub(super) fn absorb_chunks(
-        &self,
-        cx: &mut Cx<'_, Self>,
-        state: &mut TransferState,
-        dir: &Arc<DirNode<DestDir>>,
-        from: DestDir,
-    ) {
-        for file in self.copies.absorb(from.chunks_done, &dir.data.chunks_done) {
-            self.finish(cx, state, &file.item, file.flagged(), None);
-        }
-    }
-
-    /// Copies a byte range of `file`; false (reported) if it failed.
-    fn copy_range(&self, state: &mut TransferState, file: &InFlight, range: std::ops::Range<u64>) -> bool {
-        let path = file.place.relative();
-        let copying = Copying {
-            pair: &file.pair,
-            path: &path,
-            src: &file.src,
-            tmp: &file.tmp,
-            sparse: file.sparse,
-            dev: file.meta.dev,
-        };
-        self.copy_span_of(state, &copying, range)
-    }
-
-    /// Copies `range`; false (reported) if it failed.
-    fn copy_span_of(
+    /// Copies `range`; says why not if it failed.
+    pub(super) fn copy_span_checked(
         &self,
         state: &mut TransferState,
         copying: &Copying<'_>,
         range: std::ops::Range<u64>,
-    ) -> bool {
-        let Copying { pair, path, src, tmp, sparse, dev } = *copying;
-        let span = Span { range, sparse, verify: self.options.verify, dev };
+    ) -> Result<(), Failure> {
+        let Copying { pair, path, src, tmp, sparse, verify, offload, dev } = *copying;
+        let bytes = range.end - range.start;
+        let span = Span { range, sparse, verify, offload, dev };
         let Err(error) = copy_span(src.as_fd(), tmp.as_fd(), &span, &mut state.scratch) else {
-            return true;
+            self.totals.written(bytes);
+            return Ok(());
         };
         let source = || join_relative(&pair.source, path);
         let dest = || join_relative(&pair.dest, path);
@@ -305,13 +282,12 @@ impl Transfer {
                 lossy(&dest())
             )),
         };
-        self.report_failure(state, failure);
-        false
+        Err(failure)
     }
 
     /// Gives the complete temporary its attributes and renames it into place, or throws it away if a
     /// piece failed (already reported).
-    fn finish(
+    pub(super) fn finish(
         &self,
         cx: &mut Cx<'_, Self>,
         state: &mut TransferState,
@@ -343,7 +319,7 @@ impl Transfer {
         }
         match self.place_file(file, dir) {
             Ok(id) => {
-                self.counters.copied(1, file.meta.size);
+                self.totals.done(1, file.meta.size);
                 self.check_unchanged(state, file);
                 self.settle_placed(cx, state, file.link, &file.place, id, &file.meta);
             }
@@ -357,7 +333,9 @@ impl Transfer {
     /// Attributes, flush, rename; returns the copy's (device, inode) when other links need it.
     fn place_file(&self, file: &InFlight, dir: &DirFd) -> Result<Option<(u64, u64)>, Failure> {
         let dest = || file.place.dest_path();
-        attrs::apply(file.tmp.as_fd(), Some(file.src.as_fd()), &file.meta, &self.owner)
+        let wanted =
+            attrs::Wanted { meta: &file.meta, keep: self.options.keep, mode: file.mode, owner: file.owner };
+        attrs::apply(file.tmp.as_fd(), Some(file.src.as_fd()), &wanted, &self.owner)
             .map_err(|e| Failure::io(dest(), e.verb, e.errno))?;
         if self.options.fsync {
             fdatasync(&file.tmp).map_err(|errno| Failure::io(dest(), "flush", errno))?;
@@ -390,28 +368,13 @@ impl Transfer {
             );
         }
     }
+}
 
-    /// `--checksum`: whether the destination file `name` in `dir` has the source's content.
-    pub(super) fn same_content(
-        &self,
-        state: &mut TransferState,
-        entry: &Entry<'_, DestDir>,
-        meta: &Metadata,
-        dir: &DirFd,
-        name: &CStr,
-    ) -> bool {
-        let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
-        let noatime = self.euid == 0 || meta.uid == self.euid;
-        let (Ok(src), Ok(dest)) =
-            (open_source(entry, meta, noatime), openat(dir, name, flags, Mode::empty()))
-        else {
-            return false;
-        };
-        let hash = |fd: &OwnedFd, state: &mut TransferState| {
-            hash_of(fd.as_fd(), 0..meta.size, &mut state.scratch).ok()
-        };
-        let source_hash = hash(&src, state);
-        source_hash.is_some() && source_hash == hash(&dest, state)
+/// The group a root file's chunks count toward (a source directory's count toward it).
+pub(super) fn chunk_group(file: &InFlight) -> Arc<DirNode<DestDir>> {
+    match file.place.source_dir() {
+        Some(dir) => Arc::clone(dir),
+        None => DirNode::job_group(&file.pair.source, DestDir::of_root(Arc::clone(&file.pair))),
     }
 }
 

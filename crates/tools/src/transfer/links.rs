@@ -5,7 +5,7 @@
 //! one link are tracked, and each is forgotten once all its links were seen.
 
 use super::dest::{DestDir, Place};
-use canopy_engine::{Errno, Reservation};
+use canopy_engine::{Errno, Metadata, Reservation};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -18,6 +18,9 @@ pub struct Placed {
     pub place: Place,
     /// (device, inode) of the copy; `None` in a dry run.
     pub id: Option<(u64, u64)>,
+    /// The source inode's metadata (that of every name), to itemize the later names against what
+    /// their destinations held.
+    pub source: Metadata,
 }
 
 /// A later name waiting for the first one's copy.
@@ -121,13 +124,10 @@ mod tests {
     use std::ffi::CString;
 
     fn placed() -> Arc<Placed> {
-        let pair = Arc::new(super::super::dest::RootPair {
-            source: b"s".to_vec(),
-            follow_source: false,
-            dest: b"d".to_vec(),
-            follow_dest: false,
-        });
-        Arc::new(Placed { place: Place::Root { pair, name: CString::new("d").unwrap() }, id: Some((1, 2)) })
+        let pair = Arc::new(super::super::dest::RootPair::new(b"s".to_vec(), false, b"d".to_vec(), false));
+        let place = Place::Root { pair, name: CString::new("d").unwrap() };
+        let source = canopy_engine::sys::stat_path(b"/", false).unwrap();
+        Arc::new(Placed { place, id: Some((1, 2)), source })
     }
 
     #[test]

@@ -154,7 +154,7 @@ impl Transfer {
         &self,
         cx: &mut Cx<'_, Self>,
         state: &mut TransferState,
-        place: &Place,
+        (place, source): (&Place, &Metadata),
         dir: &DirFd,
         existing: Option<&Metadata>,
         link: Option<(u64, u64)>,
@@ -168,8 +168,17 @@ impl Transfer {
         };
         match linked {
             Ok(()) => {
-                self.counters.copied(1, 0);
-                self.settle(cx, link, Ok(Arc::new(Placed { place: place.clone(), id: Some(id) })));
+                let new = existing.is_none();
+                let flags = existing.map(|e| self.link_flags(source, e)).unwrap_or_default();
+                let item = super::itemize::Item {
+                    new,
+                    flags,
+                    ..self.item(canopy_engine::FileKind::File, super::itemize::Update::HardLink)
+                };
+                self.tell(state, place, item, None, None);
+                self.totals.done(1, 0);
+                let placed = Placed { place: place.clone(), id: Some(id), source: *source };
+                self.settle(cx, link, Ok(Arc::new(placed)));
             }
             Err(errno) => self.fail(cx, state, link, Failure::io(place.dest_path(), "link", errno)),
         }
@@ -229,10 +238,10 @@ impl Transfer {
             }
         }
         // A collective: no process passes it before every other has removed its meeting names.
-        cluster.agree_exit(0);
+        let completed = cluster.agree_exit(u8::from(!self.completed() || failures > 0)) == 0;
         let roots = std::mem::take(&mut *self.deferred_roots.lock().unwrap_or_else(|e| e.into_inner()));
         for root in roots {
-            for error in self.finish_dir(&root) {
+            for error in self.finish_dir(&root, completed) {
                 print_error(self.tool, error);
                 failures += 1;
             }

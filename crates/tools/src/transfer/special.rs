@@ -1,29 +1,31 @@
 //! Symlinks (copied as symlinks, their targets never followed), FIFOs, sockets and device nodes:
 //! made under the temporary name, given owner, permissions and times, then renamed into place.
 
-use super::attrs::{AttrError, OwnerPolicy, apply_by_name};
+use super::attrs::{AttrError, OwnerPolicy, Wanted, apply_by_name};
 use super::temp::{create_fresh, discard, rename_into_place, temp_name};
-use canopy_engine::{FileKind, Metadata};
-use rustix::fd::AsFd;
+use canopy_engine::FileKind;
+use rustix::fd::{AsFd, BorrowedFd};
 use rustix::fs::{FileType, Mode, mknodat, symlinkat};
 use std::ffi::CStr;
 
-/// Makes `name` in `dir` a copy of the non-regular, non-directory entry `meta` (a symlink pointing
-/// to `target`).
+/// Makes `name` in `dir` a copy of the non-regular, non-directory entry `wanted.meta` (a symlink
+/// pointing to `target`), its xattrs copied from `xattrs_from`.
 pub fn make(
     dir: impl AsFd,
     name: &CStr,
-    meta: &Metadata,
+    wanted: &Wanted<'_>,
     target: &[u8],
+    xattrs_from: Option<BorrowedFd<'_>>,
     policy: &OwnerPolicy,
 ) -> Result<(), AttrError> {
+    let meta = wanted.meta;
     let temp = temp_name(name);
     let created = create_fresh(&dir, &temp, |temp| match meta.kind() {
         FileKind::Symlink => symlinkat(target, &dir, temp),
         kind => mknodat(&dir, temp, file_type(kind), Mode::from_raw_mode(meta.permissions()), meta.rdev),
     });
     created.map_err(|errno| AttrError { verb: "create", errno })?;
-    let placed = apply_by_name(&dir, &temp, meta, policy).and_then(|()| {
+    let placed = apply_by_name(&dir, &temp, xattrs_from, wanted, policy).and_then(|()| {
         rename_into_place(&dir, &temp, name).map_err(|errno| AttrError { verb: "create", errno })
     });
     if placed.is_err() {
@@ -61,7 +63,13 @@ mod tests {
             let meta =
                 canopy_engine::sys::stat_path(src.join(name).as_os_str().as_encoded_bytes(), false).unwrap();
             let cname = std::ffi::CString::new(name).unwrap();
-            make(&dst, &cname, &meta, b"../somewhere", &policy).unwrap();
+            let wanted = Wanted {
+                meta: &meta,
+                keep: super::super::policy::Keep::ALL,
+                mode: Some(meta.permissions()),
+                owner: None,
+            };
+            make(&dst, &cname, &wanted, b"../somewhere", None, &policy).unwrap();
             let got = std::fs::symlink_metadata(tmp.path().join(name)).unwrap();
             assert_eq!(
                 (got.mode(), got.mtime(), got.mtime_nsec()),

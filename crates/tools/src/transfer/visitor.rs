@@ -1,27 +1,30 @@
 //! The copy visitor: directories are created as they are visited and finished (attributes) when
-//! left; everything else is copied as it is visited.
+//! left; everything else is copied as it is visited ([`super::entries`]).
 
-use super::attrs::{self, chmod_nofollow};
+use super::attrs::{self, Wanted, chmod_nofollow};
 use super::data::Scratch;
 use super::dest::{DestDir, Place, dest_dir_path};
-use super::files::{FileChunk, at_source, lossy};
-use super::links::{Arrival, Placed, Waiter};
-use super::plan::{Plan, plan};
-use super::temp::{create_fresh, discard, is_temp_name, rename_into_place, temp_name};
-use super::{Transfer, listing, special};
-use crate::common::{Mirror, lookup, print_error, wire};
+use super::files::{FileChunk, lossy};
+use super::itemize::{Item, Update};
+use super::links::Placed;
+use super::listing::Named;
+use super::plan::Judge;
+use super::policy::masked_mode;
+use super::temp::is_temp_name;
+use super::{Transfer, marker};
+use crate::common::{Mirror, print_error, wire};
 use canopy_engine::output::OutBuf;
 use canopy_engine::{Action, Cx, DirFd, DirNode, Entry, Errno, FileKind, Metadata, Op, Visitor, WalkError};
-use rustix::fd::{AsFd, BorrowedFd};
-use rustix::fs::{AtFlags, Mode, fsync, linkat, mkdirat, readlinkat, statat, unlinkat};
+use rustix::fd::AsFd;
+use rustix::fs::{AtFlags, Mode, fsync, mkdirat, unlinkat};
 use serde::{Deserialize, Serialize};
-use std::ffi::CStr;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 /// One worker's share of a transfer.
 pub struct TransferState {
     pub(super) scratch: Scratch,
-    listing: Option<OutBuf>,
+    pub(super) out: Option<OutBuf>,
     /// Failures without an errno (a source that changed, a verification mismatch): shown here and
     /// counted toward the exit status at the end.
     pub failures: u64,
@@ -30,7 +33,7 @@ pub struct TransferState {
 /// Follow-up work on the pool, plain data that any process can run.
 #[derive(Serialize, Deserialize)]
 pub enum Job {
-    /// A piece of a big file.
+    /// Pieces of a big file, copied one after the other.
     Chunk(FileChunk),
     /// A later name of a multiply linked file, whose first name was copied (or failed).
     Link {
@@ -52,67 +55,70 @@ impl Failure {
     }
 }
 
+/// What the destination had where a directory goes.
+enum DirState {
+    /// Made in this run (or, in a dry run, would be).
+    Made,
+    /// Already there: its metadata.
+    Found(Metadata),
+}
+
 impl Transfer {
     /// Shows a failure and counts it.
     pub(super) fn report_failure(&self, state: &mut TransferState, failure: Failure) {
         match failure {
             Failure::Io { path, verb, errno } => {
+                if errno == Errno::NOENT && verb == "read" {
+                    self.vanished.fetch_add(1, Ordering::Relaxed);
+                }
                 print_error(self.tool, WalkError::io(path, Op::Tool(verb), errno));
             }
             Failure::Message(message) => print_error(self.tool, message),
         }
+        self.problems.fetch_add(1, Ordering::Relaxed);
         state.failures += 1;
     }
 
-    /// Reports a failed entry and fails the other names waiting for it, if any.
-    pub(super) fn fail(
-        &self,
-        cx: &mut Cx<'_, Self>,
-        state: &mut TransferState,
-        link: Option<(u64, u64)>,
-        failure: Failure,
-    ) {
-        let errno = match &failure {
-            Failure::Io { errno, .. } => *errno,
-            Failure::Message(_) => Errno::IO,
-        };
-        self.report_failure(state, failure);
-        self.settle(cx, link, Err(errno));
+    /// How the destination's existing entries are judged.
+    pub(super) fn judge(&self) -> Judge<'_> {
+        Judge { keep: self.options.keep, existing: self.options.existing, owner: &self.owner }
     }
 
-    /// The first name of a multiply linked file is done: schedule the names that waited for it.
-    pub(super) fn settle(
+    /// Tells what was done (or would be) to the entry at `place`, and counts it.
+    pub(super) fn tell(
         &self,
-        cx: &mut Cx<'_, Self>,
-        link: Option<(u64, u64)>,
-        first: Result<Arc<Placed>, Errno>,
-    ) {
-        let Some(id) = link else { return };
-        for Waiter { reservation, place } in self.links.settle(id, first.clone()) {
-            cx.spawn_reserved(reservation, Job::Link { place, first: first.clone() });
-        }
-    }
-
-    /// The first name of a multiply linked file (source `meta`) is in place as the copy `id`:
-    /// under MPI it is first offered as the inode's copy to the other processes (see
-    /// `shared_links`), then the names that waited for it are scheduled.
-    pub(super) fn settle_placed(
-        &self,
-        cx: &mut Cx<'_, Self>,
         state: &mut TransferState,
-        link: Option<(u64, u64)>,
         place: &Place,
-        id: Option<(u64, u64)>,
-        meta: &Metadata,
+        item: Item,
+        target: Option<&[u8]>,
+        first: Option<&Place>,
     ) {
-        if link.is_none() {
-            return;
+        if item.new {
+            self.totals.created(item.kind);
         }
-        let id = match self.shared_links() {
-            Some(shared) => self.publish(cx, state, shared, place, id, meta),
-            None => id,
-        };
-        self.settle(cx, link, Ok(Arc::new(Placed { place: place.clone(), id })));
+        let (Some(listing), Some(out)) = (&self.listing, &mut state.out) else { return };
+        match listing.style() {
+            super::Style::Cp if item.update != Update::Attributes => {
+                listing.copied(out, &place.source_path(), &place.dest_path());
+            }
+            super::Style::Cp => {}
+            super::Style::Rsync { .. } => {
+                let name = place.list_name();
+                let first = first.map(Place::list_name);
+                let named = Named {
+                    name: &name,
+                    is_dir: item.kind == FileKind::Dir,
+                    target,
+                    first: first.as_deref(),
+                };
+                listing.item(out, &item, &named);
+            }
+        }
+    }
+
+    /// An item of `kind` as this transfer itemizes it.
+    pub(super) fn item(&self, kind: FileKind, update: Update) -> Item {
+        Item { kind, update, new: false, flags: Default::default(), times_kept: self.options.keep.times }
     }
 
     fn root_place(&self, cx: &mut Cx<'_, Self>, entry: &Entry<'_, DestDir>) -> Option<Place> {
@@ -126,21 +132,22 @@ impl Transfer {
         }
     }
 
-    /// Creates (or finds) the destination of a directory; `Some(fresh)` if it is there to fill.
-    fn make_dir(&self, cx: &mut Cx<'_, Self>, state: &mut TransferState, place: &Place) -> Option<bool> {
-        if self.options.dry_run && place.fresh() {
-            listing::line(&mut state.listing, "mkdir", &place.dest_path(), None);
-            return Some(true);
+    /// Creates (or finds) the destination of a directory; `None` if it cannot be filled.
+    fn make_dir(&self, cx: &mut Cx<'_, Self>, state: &mut TransferState, place: &Place) -> Option<DirState> {
+        let made_before = matches!(place, Place::Root { pair, .. } if pair.made);
+        if made_before || (self.options.dry_run && place.fresh()) {
+            return Some(DirState::Made);
         }
         let dir = match place.open_dir() {
             Ok(dir) => dir,
+            // A dry run of a sync into a DEST it would make.
+            Err(Errno::NOENT) if self.options.dry_run => return Some(DirState::Made),
             Err(errno) => {
                 cx.report(WalkError::io(place.dest_path(), Op::Tool("create"), errno));
                 return None;
             }
         };
         let follow = matches!(place, Place::Root { pair, .. } if pair.follow_dest);
-        let flags = if follow { AtFlags::empty() } else { AtFlags::SYMLINK_NOFOLLOW };
         let name = place.name();
         let created = if self.options.dry_run {
             Err(Errno::EXIST)
@@ -148,28 +155,21 @@ impl Transfer {
             mkdirat(&dir, name, Mode::from_raw_mode(0o700))
         };
         let existing = match created {
-            Ok(()) => return Some(true),
-            Err(Errno::EXIST) => statat(&dir, name, flags),
+            Ok(()) => return Some(DirState::Made),
+            Err(Errno::EXIST) => canopy_engine::sys::stat_at(&dir, name, follow),
             Err(errno) => Err(errno),
         };
         match existing {
-            Ok(st) if st.st_mode & libc::S_IFMT == libc::S_IFDIR => {
-                self.make_writable(&dir, name, &st);
-                Some(false)
-            }
-            Err(Errno::NOENT) if self.options.dry_run => {
-                listing::line(&mut state.listing, "mkdir", &place.dest_path(), None);
-                Some(true)
-            }
+            Ok(found) if found.is_dir() => Some(DirState::Found(found)),
+            Err(Errno::NOENT) if self.options.dry_run => Some(DirState::Made),
             Ok(_) if self.options.replace_non_directories => {
                 if self.options.dry_run {
-                    listing::line(&mut state.listing, "replace", &place.dest_path(), None);
-                    return Some(true);
+                    return Some(DirState::Made);
                 }
                 let replaced = unlinkat(&dir, name, AtFlags::empty())
                     .and_then(|()| mkdirat(&dir, name, Mode::from_raw_mode(0o700)));
                 match replaced {
-                    Ok(()) => Some(true),
+                    Ok(()) => Some(DirState::Made),
                     Err(errno) => {
                         cx.report(WalkError::io(place.dest_path(), Op::Tool("create"), errno));
                         None
@@ -192,257 +192,57 @@ impl Transfer {
         }
     }
 
-    /// An existing destination directory left read-only (by an earlier, completed run) is opened up
-    /// for its owner while it is filled; `leave_dir` sets its real mode again.
-    fn make_writable(&self, dir: &DirFd, name: &CStr, st: &rustix::fs::Stat) {
+    /// An existing destination directory left without write permission for its owner (by an
+    /// earlier, completed run) is opened up while it is filled; returns its permissions to put
+    /// back. `leave_dir` sets its final mode.
+    fn make_writable(&self, place: &Place, found: &Metadata) -> Option<u32> {
         let owner_rwx = 0o700;
-        if self.euid != 0 && st.st_uid == self.euid && st.st_mode & owner_rwx != owner_rwx {
-            // If this fails, creating entries inside fails and is reported there.
-            let _ = chmod_nofollow(dir, name, (st.st_mode & 0o7777) | owner_rwx);
+        if self.euid == 0
+            || found.uid != self.euid
+            || found.mode & owner_rwx == owner_rwx
+            || self.options.dry_run
+        {
+            return None;
         }
+        let dir = place.open_dir().ok()?;
+        // If this fails, creating entries inside fails and is reported there.
+        chmod_nofollow(&dir, place.name(), found.permissions() | owner_rwx).ok()?;
+        Some(found.permissions())
     }
 
-    fn enter_dir(&self, cx: &mut Cx<'_, Self>, state: &mut TransferState, place: Place) -> Action {
-        let Some(fresh) = self.make_dir(cx, state, &place) else { return Action::Prune };
-        let data = match place {
-            Place::Root { pair, .. } => DestDir { fresh, ..DestDir::of_root(pair) },
-            Place::Child { .. } | Place::Beneath { .. } => DestDir { fresh, ..DestDir::default() },
-        };
-        cx.set_dir_data(data);
-        Action::Continue
-    }
-
-    /// Copies a non-directory, unless the destination already has it.
-    fn copy_entry(
+    fn enter_dir(
         &self,
         cx: &mut Cx<'_, Self>,
         state: &mut TransferState,
         entry: &Entry<'_, DestDir>,
         meta: &Metadata,
         place: Place,
-    ) {
-        if meta.kind() == FileKind::File {
-            self.counters.found(meta.size);
-        }
-        let dir = if self.options.dry_run && place.fresh() {
-            None
-        } else {
-            match place.open_dir() {
-                Ok(dir) => Some(dir),
-                Err(errno) => return cx.report(WalkError::io(place.dest_path(), Op::Tool("create"), errno)),
+    ) -> Action {
+        let Some(found) = self.make_dir(cx, state, &place) else { return Action::Prune };
+        let (item, fresh, restore_mode) = match found {
+            DirState::Made => (Item { new: true, ..self.item(FileKind::Dir, Update::Local) }, true, None),
+            DirState::Found(dest) => {
+                let mut probe = self.probe(state, entry, meta, &place, None);
+                let flags = self.judge().attr_flags(meta, &dest, &mut probe);
+                let item = Item { flags, ..self.item(FileKind::Dir, Update::Attributes) };
+                (item, false, self.make_writable(&place, &dest))
             }
         };
-        let existing = match &dir {
-            Some(dir) if !place.fresh() => match lookup(dir, place.name()) {
-                Ok(existing) => existing,
-                Err(errno) => return cx.report(WalkError::io(place.dest_path(), Op::Stat, errno)),
-            },
-            _ => None,
+        self.tell(state, &place, item, None, None);
+        let data = match place {
+            Place::Root { pair, .. } => DestDir { fresh, restore_mode, ..DestDir::of_root(pair) },
+            Place::Child { .. } | Place::Beneath { .. } => {
+                DestDir { fresh, restore_mode, ..DestDir::default() }
+            }
         };
-        let link = (meta.nlink > 1 && !entry.is_root()).then(|| meta.file_id());
-        if let (Some(id), Some(source_dir)) = (link, place.source_dir()) {
-            let arrival = self.links.arrive(id, meta.nlink, || Waiter {
-                reservation: cx.reserve(source_dir),
-                place: place.clone(),
-            });
-            match arrival {
-                // A directory in the way is refused below, as for any file.
-                Arrival::First if existing.is_none_or(|e| !e.is_dir()) => {
-                    if let (Some(shared), Some(dir)) = (self.shared_links(), &dir) {
-                        match shared.find(meta) {
-                            Ok(Some(meeting)) => {
-                                return self.adopt(cx, state, &place, dir, existing.as_ref(), link, &meeting);
-                            }
-                            Ok(None) => {}
-                            Err(errno) => self.meeting_failed(state, shared.area(), errno),
-                        }
-                    }
-                }
-                Arrival::First => {}
-                Arrival::Link(first) => {
-                    return self.link(cx, state, &place, dir.as_ref(), existing.as_ref(), &first);
-                }
-                Arrival::Failed(errno) => return self.link_failed(cx, &place, errno),
-                Arrival::Waiting => return,
-            }
-        }
-        let target = if meta.kind() == FileKind::Symlink {
-            match at_source(entry, |dir, name| readlinkat(dir, name, Vec::new())) {
-                Ok(target) => target.into_bytes(),
-                Err(errno) => return self.fail(cx, state, link, Failure::io(entry.path(), "read", errno)),
-            }
-        } else {
-            Vec::new()
-        };
-        let decision = plan(meta, existing.as_ref(), self.options.compare, &self.owner, || match &dir {
-            Some(dir) if meta.kind() == FileKind::Symlink => {
-                readlinkat(dir, place.name(), Vec::new()).is_ok_and(|t| t.as_bytes() == target.as_slice())
-            }
-            Some(dir) => self.same_content(state, entry, meta, dir, place.name()),
-            None => false,
-        });
-        let existing_id = existing.map(|m| m.file_id());
-        match (decision, dir) {
-            (Plan::Skip, _) => {
-                self.counters.copied(0, meta.size);
-                self.settle_placed(cx, state, link, &place, existing_id, meta);
-            }
-            (Plan::Blocked, _) if self.options.dry_run && self.options.blocking_directories_pruned => {
-                listing::line(&mut state.listing, "replace", &place.dest_path(), None);
-            }
-            (Plan::Blocked, _) => {
-                let message = format!(
-                    "cannot overwrite directory '{}' with non-directory '{}'",
-                    lossy(&place.dest_path()),
-                    lossy(&entry.path())
-                );
-                self.fail(cx, state, link, Failure::Message(message));
-            }
-            (plan, None) | (plan, Some(_)) if self.options.dry_run => {
-                let verb = match plan {
-                    Plan::Refresh => "attrs",
-                    Plan::Replace => "replace",
-                    _ => "create",
-                };
-                listing::line(&mut state.listing, verb, &place.dest_path(), None);
-                self.settle_placed(
-                    cx,
-                    state,
-                    link,
-                    &place,
-                    (plan == Plan::Refresh).then_some(existing_id).flatten(),
-                    meta,
-                );
-            }
-            (Plan::Refresh, Some(dir)) => match attrs::apply_by_name(&dir, place.name(), meta, &self.owner) {
-                Ok(()) => {
-                    self.counters.copied(0, meta.size);
-                    self.settle_placed(cx, state, link, &place, existing_id, meta);
-                }
-                Err(e) => self.fail(cx, state, link, Failure::io(place.dest_path(), e.verb, e.errno)),
-            },
-            (_, Some(dir)) if meta.kind() == FileKind::File => {
-                self.copy_file(cx, state, entry, place, &dir, link)
-            }
-            (_, Some(dir)) => match special::make(&dir, place.name(), meta, &target, &self.owner) {
-                Ok(()) => {
-                    self.counters.copied(1, 0);
-                    let id =
-                        link.and_then(|_| lookup(&dir, place.name()).ok().flatten()).map(|m| m.file_id());
-                    self.settle_placed(cx, state, link, &place, id, meta);
-                }
-                Err(e) => self.fail(cx, state, link, Failure::io(place.dest_path(), e.verb, e.errno)),
-            },
-            (_, None) => unreachable!("only a dry run has no destination directory"),
-        }
+        cx.set_dir_data(data);
+        Action::Continue
     }
 
-    /// Makes `place` another name of the copy `first` (the first name of the same source inode).
-    fn link(
-        &self,
-        cx: &mut Cx<'_, Self>,
-        state: &mut TransferState,
-        place: &Place,
-        dir: Option<&DirFd>,
-        existing: Option<&Metadata>,
-        first: &Placed,
-    ) {
-        if existing.is_some_and(|e| Some(e.file_id()) == first.id) {
-            return;
-        }
-        // In a dry run of a sync that deletes, a directory in the way is listed for deletion.
-        let pruned = self.options.dry_run && self.options.blocking_directories_pruned;
-        if existing.is_some_and(Metadata::is_dir) && !pruned {
-            let message =
-                format!("cannot overwrite directory '{}' with a hard link", lossy(&place.dest_path()));
-            return self.report_failure(state, Failure::Message(message));
-        }
-        let Some(dir) = dir.filter(|_| !self.options.dry_run) else {
-            let first_path = first.place.dest_path();
-            return listing::line(&mut state.listing, "link", &place.dest_path(), Some(&first_path));
-        };
-        let first_dir = match first.place.open_dir() {
-            Ok(fd) => fd,
-            Err(errno) => return cx.report(WalkError::io(first.place.dest_path(), Op::Tool("link"), errno)),
-        };
-        match self.make_link(place, dir, existing.is_some(), (first_dir.as_fd(), first.place.name())) {
-            Ok(()) => self.counters.copied(1, 0),
-            Err(errno) => cx.report(WalkError::io(place.dest_path(), Op::Tool("link"), errno)),
-        }
-    }
-
-    /// Makes `place` (in `dir`, where something is if `replace`) another name of `from`: linked
-    /// directly, or, over an existing entry, as a temporary link renamed over it.
-    pub(super) fn make_link(
-        &self,
-        place: &Place,
-        dir: &DirFd,
-        replace: bool,
-        (from_dir, from_name): (BorrowedFd<'_>, &CStr),
-    ) -> Result<(), Errno> {
-        let name = place.name();
-        let link_to = |to: &CStr| linkat(from_dir, from_name, dir, to, AtFlags::empty());
-        let linked = if replace {
-            Err(Errno::EXIST)
-        } else {
-            link_to(name).inspect(|()| {
-                // An interrupted run may have been copying this name as the first of its inode:
-                // its leftover temporary is not replaced by a link, so remove it (a fresh
-                // directory cannot hold one).
-                if !place.fresh() {
-                    discard(dir, &temp_name(name));
-                }
-            })
-        };
-        match linked {
-            Err(Errno::EXIST) => {
-                let temp = temp_name(name);
-                create_fresh(dir, &temp, link_to)
-                    .and_then(|()| rename_into_place(dir, &temp, name).inspect_err(|_| discard(dir, &temp)))
-            }
-            other => other,
-        }
-    }
-
-    fn link_failed(&self, cx: &mut Cx<'_, Self>, place: &Place, errno: Errno) {
-        cx.report(WalkError::io(place.source_path(), Op::Tool("copy"), errno));
-    }
-
-    /// A later name whose first name is now settled.
-    fn link_later(
-        &self,
-        cx: &mut Cx<'_, Self>,
-        state: &mut TransferState,
-        place: Place,
-        first: Result<Arc<Placed>, Errno>,
-    ) {
-        let first = match first {
-            Ok(first) => first,
-            Err(errno) => return self.link_failed(cx, &place, errno),
-        };
-        let dir = if self.options.dry_run && place.fresh() {
-            None
-        } else {
-            match place.open_dir() {
-                Ok(dir) => Some(dir),
-                Err(errno) => return cx.report(WalkError::io(place.dest_path(), Op::Tool("link"), errno)),
-            }
-        };
-        let existing = match &dir {
-            Some(dir) if !place.fresh() => match lookup(dir, place.name()) {
-                Ok(existing) => existing,
-                Err(errno) => return cx.report(WalkError::io(place.dest_path(), Op::Stat, errno)),
-            },
-            _ => None,
-        };
-        self.link(cx, state, &place, dir.as_ref(), existing.as_ref(), &first);
-    }
-}
-
-impl Transfer {
     /// Gives the copy of a directory everything in which is done its owner, permissions, xattrs
-    /// and times (and flushes it, with `--fsync`); returns the failures.
-    pub(super) fn finish_dir(&self, dir: &DirNode<DestDir>) -> Vec<WalkError> {
+    /// and times (and flushes it, with `--fsync`); returns the failures. `completed`: nothing
+    /// failed anywhere (a root's marker of a copy in progress goes).
+    pub(super) fn finish_dir(&self, dir: &DirNode<DestDir>, completed: bool) -> Vec<WalkError> {
         let dest = match Mirror::open(dir, &DestDir::mirror) {
             Ok(dest) => dest,
             Err(errno) => {
@@ -451,9 +251,14 @@ impl Transfer {
         };
         let mut errors = Vec::new();
         if let Some(meta) = dir.metadata() {
+            if completed && dir.is_root() && dir.data.root.as_ref().is_some_and(|pair| pair.marked) {
+                marker::remove(&dest);
+            }
             let source = dir.open().ok();
             let source = source.as_ref().map(|fd| fd.as_fd());
-            if let Err(e) = attrs::apply(dest.as_fd(), source, meta, &self.owner) {
+            let wanted =
+                Wanted { meta, keep: self.options.keep, mode: self.dir_mode(dir, meta, &dest), owner: None };
+            if let Err(e) = attrs::apply(dest.as_fd(), source, &wanted, &self.owner) {
                 errors.push(WalkError::io(dest_dir_path(dir), Op::Tool(e.verb), e.errno));
             }
         }
@@ -464,6 +269,25 @@ impl Transfer {
         }
         errors
     }
+
+    /// The permission bits a directory's copy ends with: the source's when kept; for a directory
+    /// made in this run, the source's masked by the umask (with the setgid bit it inherited from
+    /// its parent); for one that was there, those it had.
+    fn dir_mode(&self, dir: &DirNode<DestDir>, meta: &Metadata, dest: &DirFd) -> Option<u32> {
+        if self.options.keep.perms {
+            return Some(meta.permissions());
+        }
+        if !dir.data.fresh {
+            return dir.data.restore_mode;
+        }
+        let inherited = rustix::fs::fstat(dest).map_or(0, |st| st.st_mode & libc::S_ISGID);
+        Some(masked_mode(meta, self.options.umask, self.options.cp_rules) | inherited)
+    }
+
+    /// Whether the copy is complete so far: nothing failed (cp's marker goes then).
+    pub(super) fn completed(&self) -> bool {
+        self.problems.load(Ordering::Relaxed) == 0
+    }
 }
 
 impl Visitor for Transfer {
@@ -472,7 +296,11 @@ impl Visitor for Transfer {
     type Job = Job;
 
     fn new_state(&self) -> TransferState {
-        TransferState { scratch: Scratch::default(), listing: listing::buffer(&self.listing), failures: 0 }
+        TransferState {
+            scratch: Scratch::default(),
+            out: self.listing.as_deref().map(super::Listing::buffer),
+            failures: 0,
+        }
     }
 
     fn visit(&self, cx: &mut Cx<'_, Self>, state: &mut TransferState, entry: &Entry<'_, DestDir>) -> Action {
@@ -500,8 +328,30 @@ impl Visitor for Transfer {
                 return Action::Prune;
             }
         };
+        if entry.follows() && meta.kind() == FileKind::Symlink {
+            // A link to follow (cp -L) that leads nowhere: cp fails on it, it copies no symlink.
+            let errno = match entry.dir_fd() {
+                Some(dir) => canopy_engine::sys::stat_at(dir, entry.name_cstr(), true).err(),
+                None => canopy_engine::sys::stat_path(&entry.path(), true).err(),
+            };
+            cx.report(WalkError::io(entry.path(), Op::Tool("stat"), errno.unwrap_or(Errno::NOENT)));
+            return Action::Prune;
+        }
+        if let Some(filter) = &self.options.filter
+            && !(entry.is_root() && place.pair().list_name.is_empty())
+            && filter.excluded(&place.list_name(), meta.is_dir())
+        {
+            return Action::Prune;
+        }
+        self.totals.listed(meta.kind(), meta.size);
+        if !self.options.scope.includes(meta.kind()) {
+            if let (Some(listing), Some(out)) = (&self.listing, &mut state.out) {
+                listing.note(out, "skipping non-regular file \"", &place.list_name(), "\"");
+            }
+            return Action::Prune;
+        }
         if meta.is_dir() {
-            return self.enter_dir(cx, state, place);
+            return self.enter_dir(cx, state, entry, &meta, place);
         }
         self.copy_entry(cx, state, entry, &meta, place);
         Action::Prune
@@ -513,7 +363,7 @@ impl Visitor for Transfer {
                 // Its copy may hold the link area, touched until the end (see shared_links).
                 self.deferred_roots.lock().unwrap_or_else(|e| e.into_inner()).push(Arc::clone(dir));
             } else {
-                self.finish_dir(dir).into_iter().for_each(|error| cx.report(error));
+                self.finish_dir(dir, self.completed()).into_iter().for_each(|error| cx.report(error));
             }
         }
         dir.data.mirror.close();
@@ -541,6 +391,14 @@ impl Visitor for Transfer {
     }
 
     fn error(&self, error: &WalkError) -> bool {
+        let source_side = matches!(
+            error.kind,
+            canopy_engine::ErrorKind::Io { op: Op::Stat | Op::OpenDir | Op::ReadDir, errno: Errno::NOENT }
+        );
+        if source_side {
+            self.vanished.fetch_add(1, Ordering::Relaxed);
+        }
+        self.problems.fetch_add(1, Ordering::Relaxed);
         print_error(self.tool, error);
         true
     }
