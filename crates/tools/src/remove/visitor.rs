@@ -174,8 +174,6 @@ impl<S: Selector> Remover<S> {
             None => remove_path(entry.name_cstr().to_bytes(), false),
         };
         match result {
-            Ok(()) => self.removed(state, &entry.path(), false),
-            // Gone already (removed concurrently): what was asked for is true.
             Ok(()) => {
                 self.removed(state, &path, false);
                 self.selector.removed(&path, kind);
