@@ -65,7 +65,7 @@ fn minus_j_100000_is_reduced_and_every_tool_finishes_complete() {
     assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 12);
 
     let dest = tmp.path().join("dest");
-    let out = canopy().args(["cp", "-j", "100000"]).arg(&src).arg(&dest).output().unwrap();
+    let out = canopy().args(["cp", "-a", "-j", "100000"]).arg(&src).arg(&dest).output().unwrap();
     assert_ok_with_warning(&out, "cp");
     let diff = gnu("diff").arg("-r").arg(&src).arg(&dest).output().unwrap();
     assert!(diff.status.success(), "{}", String::from_utf8_lossy(&diff.stdout));
