@@ -41,6 +41,20 @@ fn children_run_one_at_a_time() {
 }
 
 #[test]
+fn a_batch_that_fits_runs_once_whatever_the_workers() {
+    let tmp = tempfile::tempdir().unwrap();
+    many_files(tmp.path(), 16, 64, 8);
+    // GNU find runs a `{} +` command as few times as its arguments fit: once here, printing how
+    // many it got. Each worker's leftover batch used to run on its own (bfs's posix/exec_plus).
+    let args = [".", "-exec", "sh", "-c", "echo $#", "sh", "{}", "+"];
+    for threads in ["1", "8"] {
+        let options = ["-j", threads];
+        let got = FindRun { canopy_options: &options, ..FindRun::default() }.same(tmp.path(), &args);
+        assert_eq!(records(&got.stdout, b'\n').len(), 1, "one command with -j {threads}");
+    }
+}
+
+#[test]
 fn batched_grep_output_is_never_spliced() {
     let tmp = tempfile::tempdir().unwrap();
     // Long names: many batches of `{} +`, each grep writing several pipe buffers' worth of lines.

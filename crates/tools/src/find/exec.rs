@@ -238,11 +238,7 @@ impl Batches {
     ) {
         let (dir, target) = WorkDir::target(exec, entry);
         if let Some(i) = self.pending.iter().position(|b| b.action == action) {
-            let same_dir = match (&self.pending[i].dir, &dir) {
-                (Some(a), Some(b)) => a.same(b),
-                (a, b) => a.is_none() && b.is_none(),
-            };
-            if !same_dir || self.pending[i].bytes + target.len() > BATCH_BYTES {
+            if !same_dir(&self.pending[i].dir, &dir) || self.pending[i].bytes + target.len() > BATCH_BYTES {
                 let full = self.pending.swap_remove(i);
                 find.exec.run_batch(find, full, Some(outputs));
             }
@@ -256,11 +252,35 @@ impl Batches {
         }
     }
 
-    /// Runs what is left (after the walk, when all output before it has been written).
-    pub fn flush_all(&mut self, find: &Find<'_>) {
-        for batch in self.pending.drain(..) {
+    /// Runs what the workers left (after the walk, when all output before it has been written):
+    /// their batches of one action (for `-execdir`, of one directory) joined, so the command runs
+    /// as few times as its arguments fit, as GNU find runs it — not once per worker.
+    pub fn flush_merged(workers: impl IntoIterator<Item = Batches>, find: &Find<'_>) {
+        let mut merged: Vec<Batch> = Vec::new();
+        for batch in workers.into_iter().flat_map(|batches| batches.pending) {
+            match merged.iter().position(|m| m.action == batch.action && same_dir(&m.dir, &batch.dir)) {
+                Some(i) if merged[i].bytes + batch.bytes <= BATCH_BYTES => {
+                    merged[i].bytes += batch.bytes;
+                    merged[i].paths.extend(batch.paths);
+                }
+                Some(i) => {
+                    let full = std::mem::replace(&mut merged[i], batch);
+                    find.exec.run_batch(find, full, None);
+                }
+                None => merged.push(batch),
+            }
+        }
+        for batch in merged {
             find.exec.run_batch(find, batch, None);
         }
+    }
+}
+
+/// Whether two batches run in the same place: the same directory (`-execdir`) or both none.
+fn same_dir(a: &Option<WorkDir>, b: &Option<WorkDir>) -> bool {
+    match (a, b) {
+        (Some(a), Some(b)) => a.same(b),
+        (a, b) => a.is_none() && b.is_none(),
     }
 }
 

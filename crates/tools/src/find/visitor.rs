@@ -96,7 +96,9 @@ impl<'p> Find<'p> {
     pub fn finish(&self, mut states: Vec<FindState>, cluster: &Cluster) -> bool {
         // Everything printed comes out before the last `{} +` batches run, as in GNU find.
         states.iter_mut().for_each(|state| state.outputs.flush());
-        states.iter_mut().for_each(|state| state.batches.flush_all(self));
+        let batches: Vec<Batches> =
+            states.iter_mut().map(|state| std::mem::take(&mut state.batches)).collect();
+        Batches::flush_merged(batches, self);
         let mut records: Vec<Record> = Vec::new();
         for state in states {
             if let Outputs::Sorted(r) = state.outputs {
