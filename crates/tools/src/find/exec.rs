@@ -237,11 +237,11 @@ impl Batches {
         outputs: &mut Outputs,
     ) {
         let (dir, target) = WorkDir::target(exec, entry);
-        if let Some(i) = self.pending.iter().position(|b| b.action == action) {
-            if !same_dir(&self.pending[i].dir, &dir) || self.pending[i].bytes + target.len() > BATCH_BYTES {
-                let full = self.pending.swap_remove(i);
-                find.exec.run_batch(find, full, Some(outputs));
-            }
+        if let Some(i) = self.pending.iter().position(|b| b.action == action)
+            && (!same_dir(&self.pending[i].dir, &dir) || self.pending[i].bytes + target.len() > BATCH_BYTES)
+        {
+            let full = self.pending.swap_remove(i);
+            find.exec.run_batch(find, full, Some(outputs));
         }
         match self.pending.iter_mut().find(|b| b.action == action) {
             Some(batch) => {
