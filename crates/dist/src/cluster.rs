@@ -69,6 +69,13 @@ impl Cluster {
         }
     }
 
+    /// Whether a launcher (mpirun, mpiexec, srun) started this process. Its stdout is then the
+    /// launcher's (Open MPI gives each rank a pseudo-terminal whatever mpirun's own output is), so
+    /// "is stdout a terminal" says nothing about where the output goes.
+    pub fn launched(&self) -> bool {
+        crate::launch::Launch::from_env().is_some()
+    }
+
     pub fn size(&self) -> u32 {
         match &self.kind {
             Kind::Local => 1,

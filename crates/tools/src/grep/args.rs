@@ -213,7 +213,7 @@ pub struct GrepOptions {
     pub no_group_separator: bool,
 
     /// Highlight matches, file names and separators: always, never or auto (the default: on a
-    /// terminal, unless NO_COLOR is set); GREP_COLORS changes the colors.
+    /// terminal, unless NO_COLOR is set; off under mpirun); GREP_COLORS changes the colors.
     #[arg(long, alias = "colour", value_name = "WHEN", num_args = 0..=1, require_equals = true,
           default_missing_value = "auto", help_heading = CONTEXT)]
     pub color: Option<When>,

@@ -17,12 +17,15 @@ pub enum When {
 
 impl When {
     /// Whether to color stdout: `auto` on a terminal (not `TERM=dumb`) unless `NO_COLOR` is set.
-    pub fn enabled(self) -> bool {
+    /// Under a launcher (`launched`) `auto` is off: a rank's stdout is the pseudo-terminal Open
+    /// MPI gives it, whatever mpirun's own output is (a file, a pipe).
+    pub fn enabled(self, launched: bool) -> bool {
         match self {
             When::Always => true,
             When::Never => false,
             When::Auto => {
-                std::io::stdout().is_terminal()
+                !launched
+                    && std::io::stdout().is_terminal()
                     && std::env::var_os("TERM").is_some_and(|t| t != "dumb")
                     && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
             }

@@ -125,7 +125,7 @@ fn prepare(o: &GrepOptions, rules: &[select::Rule], cluster: &Cluster) -> Result
         return Err("--json and --group show whole lines: they cannot be combined with -o or -A/-B/-C".into());
     }
     let unicode = utf8_locale();
-    let colors = o.color.unwrap_or(colors::When::Auto).enabled() && !o.json && !o.group;
+    let colors = o.color.unwrap_or(colors::When::Auto).enabled(cluster.launched()) && !o.json && !o.group;
     let spec = Spec {
         patterns,
         dialect,
