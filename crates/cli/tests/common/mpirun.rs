@@ -32,6 +32,9 @@ fn session_base() -> PathBuf {
         format!("{:?}", std::thread::current().id()).chars().filter(char::is_ascii_digit).collect::<String>();
     let base = std::env::temp_dir().join(format!("canopy-ompi-{}-{thread}", std::process::id()));
     std::fs::create_dir_all(&base).expect("a session directory for mpirun");
+    // Sticky and writable by all, as /tmp is: some tests run the whole job as nobody.
+    std::fs::set_permissions(&base, std::os::unix::fs::PermissionsExt::from_mode(0o1777))
+        .expect("session directory permissions");
     base
 }
 
