@@ -4,6 +4,7 @@
 //! attributes), the file type, then one letter per attribute that differs, `+` throughout for a new
 //! entry, spaces for an unchanged one that is listed anyway (a hard link made over a file).
 
+use super::quote::printable_utf8_len;
 use canopy_engine::FileKind;
 
 /// Attribute differences, one bit per letter of the `%i` string.
@@ -131,7 +132,7 @@ pub fn push_name(out: &mut Vec<u8>, name: &[u8], utf8: bool) {
     let mut rest = name;
     while let Some((&b, tail)) = rest.split_first() {
         if b >= 0x80 && utf8 {
-            let len = utf8_sequence_len(rest);
+            let len = printable_utf8_len(rest);
             if len > 0 {
                 out.extend_from_slice(&rest[..len]);
                 rest = &rest[len..];
@@ -144,20 +145,6 @@ pub fn push_name(out: &mut Vec<u8>, name: &[u8], utf8: bool) {
             out.extend_from_slice(format!("\\#{b:03o}").as_bytes());
         }
         rest = tail;
-    }
-}
-
-/// The length of the printable UTF-8 character `bytes` starts with, or 0 if it is not one.
-fn utf8_sequence_len(bytes: &[u8]) -> usize {
-    let len = match bytes[0] {
-        0xc2..=0xdf => 2,
-        0xe0..=0xef => 3,
-        0xf0..=0xf4 => 4,
-        _ => return 0,
-    };
-    match bytes.get(..len).and_then(|b| std::str::from_utf8(b).ok()) {
-        Some(s) if !s.chars().any(char::is_control) => len,
-        _ => 0,
     }
 }
 

@@ -35,7 +35,8 @@ fn pieces(name: &[u8], utf8: bool) -> impl Iterator<Item = Piece<'_>> {
     })
 }
 
-fn printable_utf8_len(bytes: &[u8]) -> usize {
+/// The length of the printable UTF-8 character `bytes` starts with, or 0 if it is not one.
+pub(super) fn printable_utf8_len(bytes: &[u8]) -> usize {
     let len = match bytes[0] {
         0xc2..=0xdf => 2,
         0xe0..=0xef => 3,
