@@ -3,7 +3,7 @@
 //!
 //! The pattern is compiled once into one [`Step`] per reachable pattern offset. A bracket becomes a
 //! 256-entry table filled by replaying glibc's own bracket scan for every byte, so its quirks come
-//! out the same: an unterminated `[` is a literal `[` unless a member matched first, an unknown
+//! out the same: an unterminated `[` is a literal `[` (glibc 2.36, measured), an unknown
 //! `[:class:]` or a trailing `\` inside a bracket fails, `[.c.]` and `[=c=]` name one byte, and a
 //! range's bounds fold but a class tests the unfolded byte.
 
@@ -178,12 +178,16 @@ impl Bracket<'_> {
         if negated {
             p += 1;
         }
-        match self.scan(p, byte) {
-            Ok(Some(end)) => negated.then_some(end),
-            Ok(None) if self.fold(byte) == b'[' => Some(after_open),
+        let end = match self.scan(p, byte) {
+            Ok(Some(end)) => return negated.then_some(end),
             Ok(None) => None,
-            Err(Scan::Matched(from)) => self.skip_rest(from).filter(|_| !negated),
-            Err(Scan::Fail) => None,
+            Err(Scan::Matched(from)) => self.skip_rest(from).ok()?,
+            Err(Scan::Fail) => return None,
+        };
+        match end {
+            Some(end) => (!negated).then_some(end),
+            // glibc 2.36 (measured): unterminated, even after a member matched, is a literal `[`.
+            None => (self.fold(byte) == b'[').then_some(after_open),
         }
     }
 
@@ -323,18 +327,18 @@ impl Bracket<'_> {
         }
     }
 
-    /// After a member matched: the offset after the closing `]`, or `None` if the bracket is
-    /// unterminated or ill-formed (glibc's "[... (unterminated) loses").
-    fn skip_rest(&self, mut p: usize) -> Option<usize> {
+    /// After a member matched: the offset after the closing `]`, `None` if the bracket is
+    /// unterminated, or `Err` if what follows is ill-formed.
+    fn skip_rest(&self, mut p: usize) -> Result<Option<usize>, Scan> {
         loop {
             let c = self.at(p);
             p += 1;
             match c {
-                b']' => return Some(p),
-                0 => return None,
+                b']' => return Ok(Some(p)),
+                0 => return Ok(None),
                 b'\\' => {
                     if self.at(p) == 0 {
-                        return None;
+                        return Err(Scan::Fail);
                     }
                     p += 1;
                 }
@@ -345,7 +349,7 @@ impl Bracket<'_> {
                         p += 1;
                         length += 1;
                         if length == CLASS_NAME_MAX {
-                            return None;
+                            return Err(Scan::Fail);
                         }
                         if self.at(p) == b':' && self.at(p + 1) == b']' {
                             p += 2;
@@ -359,14 +363,14 @@ impl Bracket<'_> {
                 }
                 b'[' if self.at(p) == b'=' => {
                     if self.at(p + 1) == 0 || self.at(p + 2) != b'=' || self.at(p + 3) != b']' {
-                        return None;
+                        return Err(Scan::Fail);
                     }
                     p += 4;
                 }
                 b'[' if self.at(p) == b'.' => loop {
                     p += 1;
                     match self.at(p) {
-                        0 => return None,
+                        0 => return Err(Scan::Fail),
                         b'.' if self.at(p + 1) == b']' => {
                             p += 2;
                             break;

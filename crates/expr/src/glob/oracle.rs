@@ -113,9 +113,12 @@ fn random_name(rng: &mut fastrand::Rng, ascii_only: bool) -> Vec<u8> {
         .collect()
 }
 
-/// A name that often matches: the pattern with its syntax dropped and one byte sometimes changed.
+/// A name that often matches: the pattern with its syntax dropped (or, half the time, kept: a
+/// bracket may be a literal `[`) and one byte sometimes changed.
 fn name_like(rng: &mut fastrand::Rng, pattern: &[u8], ascii_only: bool) -> Vec<u8> {
-    let mut name: Vec<u8> = pattern.iter().copied().filter(|b| !b"*?[]\\".contains(b)).collect();
+    let keep_syntax = rng.bool();
+    let mut name: Vec<u8> =
+        pattern.iter().copied().filter(|b| keep_syntax || !b"*?[]\\".contains(b)).collect();
     if !name.is_empty() && rng.bool() {
         let i = rng.usize(..name.len());
         name[i] = NAME_BYTES[rng.usize(..NAME_BYTES.len())];
@@ -168,4 +171,40 @@ fn bytes_agree_with_libc_in_the_c_locale() {
 #[test]
 fn ascii_agrees_with_libc_in_a_utf8_locale() {
     assert_both_outcomes(differ(0x5eed_0002, c"C.UTF-8", true, true));
+}
+
+/// Malformed brackets whose reading changed across glibc versions, always compared.
+#[test]
+fn malformed_brackets_agree_with_libc() {
+    let cases: &[(&[u8], &[u8])] = &[
+        (b"[[", b"[["),
+        (b"[![", b"[!["),
+        (b"[ab", b"a"),
+        (b"[ab", b"[ab"),
+        (b"[a-", b"["),
+        (b"[a-", b"[a-"),
+        (b"[a\\", b"a"),
+        (b"[a[:alpha", b"[a[:alpha"),
+        (b"[a[=b", b"[a[=b"),
+        (b"[a[.b", b"[a[.b"),
+        (b"[a[.bc.]]", b"a"),
+        (b"[a[=bc=]]", b"a"),
+        (b"[[:alpha:]", b"[[:alpha:]"),
+        (b"[[:nope:]]", b"a"),
+        (b"[![:nope:]]", b"a"),
+    ];
+    in_locale(c"C", || {
+        for &(pattern, name) in cases {
+            for fold in [false, true] {
+                let theirs = libc_fnmatch(pattern, name, fold);
+                assert_eq!(
+                    Glob::with_charset(pattern, fold, false).matches(name),
+                    theirs,
+                    "pattern {:?} name {:?} fold {fold}",
+                    pattern.escape_ascii().to_string(),
+                    name.escape_ascii().to_string(),
+                );
+            }
+        }
+    });
 }
