@@ -1,17 +1,14 @@
 //! GNU find's command line: `[-H|-L|-P] [PATH...] [EXPRESSION]`, parsed into a [`Program`].
 
-use crate::args::{
-    check_path_safety, invalid_argument, missing_argument, parse_num, parse_size, parse_types,
-    unsupported_newer,
-};
+mod primaries;
+
+use crate::args::{invalid_argument, missing_argument};
 use crate::ast::{Expr, Test};
-use crate::glob::Glob;
-use crate::gnu_regex::{Syntax, compile};
-use crate::mode::Perm;
+use crate::gnu_regex::Syntax;
+use crate::optimize;
 use crate::printf::Format;
 use crate::program::{Action, Exec, GlobalOptions, Output, Program, StartList};
-use crate::time::{DAY, DayStart, TimeField, parse_date, used_window};
-use crate::{ids, optimize};
+use crate::time::DayStart;
 use canopy_engine::sys::stat_path;
 use canopy_engine::{Follow, Timestamp, errno_message};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
@@ -285,233 +282,15 @@ impl Parser<'_> {
         let token = self.peek().unwrap_or_default().to_vec();
         self.pos += 1;
         let name = lossy(&token);
-        let test = |t: Test| Ok(Expr::Test(t));
-        match name.as_str() {
-            // Options: true wherever they appear, effective for the whole walk.
-            "-maxdepth" | "-mindepth" => {
-                let arg = self.text_argument(&name)?;
-                let depth: u32 = arg.parse().map_err(|_| {
-                    ParseError(format!(
-                        "Expected a positive decimal integer argument to {name}, but got '{arg}'"
-                    ))
-                })?;
-                if name == "-maxdepth" {
-                    self.options.max_depth = Some(depth);
-                } else {
-                    self.options.min_depth = depth;
-                }
-                test(Test::True)
-            }
-            "-depth" | "-d" => {
-                self.options.depth_first = true;
-                self.explicit_depth = true;
-                test(Test::True)
-            }
-            "-xdev" | "-mount" => {
-                self.options.same_file_system = true;
-                test(Test::True)
-            }
-            "-follow" => {
-                self.follow = Follow::Always;
-                test(Test::True)
-            }
-            "-daystart" => {
-                self.day.use_day_start();
-                test(Test::True)
-            }
-            "-ignore_readdir_race" | "-noignore_readdir_race" => {
-                self.options.ignore_readdir_race = name == "-ignore_readdir_race";
-                test(Test::True)
-            }
-            "-noleaf" | "-warn" | "-nowarn" => test(Test::True),
-            "-regextype" => {
-                let arg = self.text_argument(&name)?;
-                self.regex_syntax = Syntax::from_name(&arg).ok_or_else(|| {
-                    ParseError(format!(
-                        "Unknown regular expression type '{arg}'; valid types are {}.",
-                        Syntax::NAMES
-                    ))
-                })?;
-                test(Test::True)
-            }
-            "-true" => test(Test::True),
-            "-false" => test(Test::False),
-            "-name" | "-iname" => {
-                let pattern = self.argument(&name)?;
-                if pattern.contains(&b'/') && pattern != b"/" {
-                    self.warnings.push(format!(
-                        "'{name}' matches only the last component of a path; '{}' contains a '/' and will never match",
-                        lossy(&pattern)
-                    ));
-                }
-                test(Test::Name(Glob::new(&pattern, name == "-iname")))
-            }
-            "-g" => {
-                // Canopy's short form: a glob on the name, case-insensitive unless it has capitals.
-                let pattern = self.argument(&name)?;
-                let smart_case = !pattern.iter().any(u8::is_ascii_uppercase);
-                test(Test::Name(Glob::new(&pattern, smart_case)))
-            }
-            "-path" | "-wholename" | "-ipath" | "-iwholename" => {
-                let pattern = self.argument(&name)?;
-                test(Test::Path(Glob::new(&pattern, name.starts_with("-i"))))
-            }
-            "-lname" | "-ilname" => {
-                let pattern = self.argument(&name)?;
-                test(Test::LinkName(Glob::new(&pattern, name == "-ilname")))
-            }
-            "-regex" | "-iregex" => {
-                let pattern = self.argument(&name)?;
-                let regex = compile(&pattern, self.regex_syntax, name == "-iregex").map_err(|e| {
-                    ParseError(format!("failed to compile regular expression '{}': {e}", lossy(&pattern)))
-                })?;
-                test(Test::Regex(regex))
-            }
-            "-type" | "-xtype" => {
-                let arg = self.text_argument(&name)?;
-                test(Test::Type { kinds: parse_types(&arg, &name)?, follow_opposite: name == "-xtype" })
-            }
-            "-size" => {
-                let arg = self.text_argument(&name)?;
-                let (num, unit) = parse_size(&arg).map_err(ParseError)?;
-                test(Test::Size { num, unit })
-            }
-            "-empty" => test(Test::Empty),
-            "-atime" | "-ctime" | "-mtime" | "-amin" | "-cmin" | "-mmin" => {
-                let arg = self.text_argument(&name)?;
-                let field = TimeField::from_letter(token[1]).unwrap_or(TimeField::Modify);
-                let unit = if name.ends_with("min") { 60 } else { DAY };
-                let window = self.day.window(&arg, unit).map_err(|_| invalid_argument(&arg, &name))?;
-                test(Test::Time { field, window })
-            }
-            "-newer" | "-anewer" | "-cnewer" => {
-                let file = self.argument(&name)?;
-                let field = match name.as_str() {
-                    "-anewer" => TimeField::Access,
-                    "-cnewer" => TimeField::Change,
-                    _ => TimeField::Modify,
-                };
-                let reference = TimeField::Modify.of(&self.stat_reference(&file)?);
-                test(Test::Newer { field, reference })
-            }
-            n if n.starts_with("-newer") && n.len() == 8 => {
-                let (x, y) = (token[6], token[7]);
-                let field = TimeField::from_letter(x).ok_or_else(|| unsupported_newer(n))?;
-                let arg = self.argument(&name)?;
-                let reference = if y == b't' {
-                    let text = lossy(&arg);
-                    parse_date(&text, self.start).ok_or_else(|| {
-                        ParseError(format!("I cannot figure out how to interpret '{text}' as a date or time"))
-                    })?
-                } else {
-                    TimeField::from_letter(y)
-                        .ok_or_else(|| unsupported_newer(n))?
-                        .of(&self.stat_reference(&arg)?)
-                };
-                test(Test::Newer { field, reference })
-            }
-            "-user" => {
-                let arg = self.text_argument(&name)?;
-                let uid = ids::uid_of(&arg)
-                    .or_else(|| arg.parse().ok())
-                    .ok_or_else(|| ParseError(format!("'{arg}' is not the name of a known user")))?;
-                test(Test::User(uid))
-            }
-            "-group" => {
-                let arg = self.text_argument(&name)?;
-                let gid = ids::gid_of(&arg)
-                    .or_else(|| arg.parse().ok())
-                    .ok_or_else(|| ParseError(format!("'{arg}' is not the name of an existing group")))?;
-                test(Test::Group(gid))
-            }
-            "-uid" | "-gid" | "-links" | "-inum" => {
-                let arg = self.text_argument(&name)?;
-                let num = parse_num(&arg).ok_or_else(|| invalid_argument(&arg, &name))?;
-                test(match name.as_str() {
-                    "-uid" => Test::Uid(num),
-                    "-gid" => Test::Gid(num),
-                    "-links" => Test::Links(num),
-                    _ => Test::Inum(num),
-                })
-            }
-            "-used" => {
-                let arg = self.text_argument(&name)?;
-                let window = used_window(&arg)
-                    .ok_or_else(|| ParseError(format!("Invalid argument {arg} to -used")))?;
-                test(Test::Used(window))
-            }
-            "-files0-from" => {
-                let source = self.argument(&name)?;
-                self.start_list = Some(if source == b"-" {
-                    StartList::Stdin
-                } else {
-                    StartList::File(PathBuf::from(std::ffi::OsString::from_vec(source)))
-                });
-                test(Test::True)
-            }
-            "-nouser" => test(Test::NoUser),
-            "-nogroup" => test(Test::NoGroup),
-            "-perm" => {
-                let arg = self.text_argument(&name)?;
-                let perm = Perm::parse(&arg).map_err(ParseError)?;
-                if perm.kind == crate::mode::PermMatch::Any && perm.bits == [0, 0] {
-                    self.warnings.push(format!(
-                        "you have specified a mode pattern {arg} (which is equivalent to /000). The meaning of \
-                         -perm /000 has now been changed to be consistent with -perm -000; that is, while it used to \
-                         match no files, it now matches all files."
-                    ));
-                }
-                test(Test::Perm(perm))
-            }
-            "-samefile" => {
-                let file = self.argument(&name)?;
-                let meta = self.stat_reference(&file)?;
-                test(Test::SameFile { dev: meta.dev, ino: meta.ino })
-            }
-            "-readable" => test(Test::Readable),
-            "-writable" => test(Test::Writable),
-            "-executable" => test(Test::Executable),
-            "-fstype" => test(Test::FsType(self.argument(&name)?)),
-            "-prune" => Ok(Expr::Prune),
-            "-quit" => Ok(Expr::Quit),
-            "-print" => Ok(self.action(Action::Print { terminator: b'\n', output: Output::Stdout })),
-            "-print0" => Ok(self.action(Action::Print { terminator: 0, output: Output::Stdout })),
-            "-fprint" | "-fprint0" => {
-                let output = self.output_file(&name)?;
-                let terminator = if name == "-fprint0" { 0 } else { b'\n' };
-                Ok(self.action(Action::Print { terminator, output }))
-            }
-            "-printf" => {
-                let format = self.format(&name)?;
-                Ok(self.action(Action::Printf { format, output: Output::Stdout }))
-            }
-            "-fprintf" => {
-                let output = self.output_file(&name)?;
-                let format = self.format(&name)?;
-                Ok(self.action(Action::Printf { format, output }))
-            }
-            "-ls" => Ok(self.action(Action::Ls { output: Output::Stdout })),
-            "-fls" => {
-                let output = self.output_file(&name)?;
-                Ok(self.action(Action::Ls { output }))
-            }
-            "-delete" => Ok(self.action(Action::Delete)),
-            "-exec" | "-execdir" | "-ok" | "-okdir" => {
-                if name.ends_with("dir") {
-                    check_path_safety(&name, std::env::var_os("PATH").as_deref())?;
-                }
-                let exec = self.exec(&name)?;
-                Ok(self.action(Action::Exec(exec)))
-            }
-            "-context" => Err(ParseError(
-                "invalid predicate -context: canopy find does not match SELinux contexts (-printf %Z prints them)".into(),
-            )),
-            "-help" | "--help" | "-version" | "--version" => Err(ParseError(format!(
-                "{name} is not an expression; use 'canopy find --help' or 'canopy --version'"
-            ))),
-            _ if token.first() == Some(&b'-') => Err(ParseError(format!("unknown predicate `{name}'"))),
-            _ => Err(ParseError(format!("paths must precede expression: `{name}'"))),
+        if let Some(parse) = primaries::lookup(&name) {
+            return parse(self, &name);
         }
+        if token.first() != Some(&b'-') {
+            return Err(ParseError(format!("paths must precede expression: `{name}'")));
+        }
+        // GNU find's message first, as scripts may read it; then the hint.
+        let hint = primaries::suggestion(&name).map(|known| format!("\nhint: did you mean `{known}'?"));
+        Err(ParseError(format!("unknown predicate `{name}'{}", hint.unwrap_or_default())))
     }
 
     fn action(&mut self, action: Action) -> Expr {
@@ -627,7 +406,8 @@ mod tests {
     fn usage_errors_like_gnu() {
         let err = |a: &[&str]| p(a).unwrap_err().0;
         assert!(err(&["-name"]).contains("missing argument to `-name'"));
-        assert!(err(&["-foo"]).contains("unknown predicate `-foo'"));
+        assert_eq!(err(&["-foo"]), "unknown predicate `-foo'");
+        assert_eq!(err(&["-nmae", "x"]), "unknown predicate `-nmae'\nhint: did you mean `-name'?");
         assert!(err(&["-name", "x", "dir"]).contains("paths must precede expression: `dir'"));
         assert!(err(&["(", "-name", "x"]).contains("expecting to find a ')'"));
         assert!(err(&["-o", "-print"]).contains("binary operator '-o' with nothing before it"));
