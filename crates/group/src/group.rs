@@ -2,7 +2,6 @@
 //! the file operations, each returning the aggregated group status and data (Fig. 1).
 
 use crate::aggr::{AggrError, AggrResult, AggrSpec, Agreement, Builtin, Sums};
-use crate::nodeset::{NodeSet, RangeSet};
 use crate::ops::{AggrType, Bindings, FileOp, OpKind, Piece, Whence};
 use crate::protocol::{OpPartial, OpenPartial, Reply, Request};
 use crate::runtime::Runtime;
@@ -10,6 +9,7 @@ use crate::status::{Errno, MemberStatus};
 use crate::topology::Rank;
 use crate::transport::Transport;
 use crate::value::Value;
+use canopy_nodeset::{NodeSet, RangeSet};
 use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::fmt;

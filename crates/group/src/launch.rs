@@ -17,13 +17,13 @@
 use crate::aggr::Registry;
 use crate::group::GroupError;
 use crate::host::HostConfig;
-use crate::nodeset::NodeSet;
 use crate::protocol::{self, Message};
 use crate::runtime::{Runtime, serve};
 use crate::sim::{Placeholders, Simulation, expand_template};
 use crate::topology::{Fanout, Topology};
 use crate::transport::DynTransport;
 use canopy_dist::Cluster;
+use canopy_nodeset::NodeSet;
 use clap::Args;
 use std::io::Write;
 use std::path::PathBuf;

@@ -52,7 +52,6 @@ mod group;
 mod host;
 mod launch;
 mod node;
-pub mod nodeset;
 mod ops;
 mod protocol;
 mod runtime;
@@ -66,7 +65,6 @@ pub use aggr::{AggrError, AggrResult, AggrSpec, Aggregation, Builtin, Registry, 
 pub use group::{Failure, Group, GroupError, Member, OpenFailure, OpenReport, Outcome};
 pub use host::HostConfig;
 pub use launch::{Client, HostsArgs, SimulatedHosts};
-pub use nodeset::{NodeSet, RangeSet};
 pub use ops::{AggrType, FileOp, OpKind, OpenFlags, Piece, Whence};
 pub use runtime::{Runtime, serve};
 pub use sim::{Placeholders, SimulatedCluster, Simulation, expand_template};

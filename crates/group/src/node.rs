@@ -3,7 +3,6 @@
 
 use crate::aggr::{AggrError, AggrSpec, Classes, ErasedAggregation, Registry};
 use crate::host::{Delivery, Host, HostConfig, MemberResult, OpenSpec};
-use crate::nodeset::RangeSet;
 use crate::ops::FileOp;
 use crate::protocol::{
     self, Envelope, HostOpened, Message, OpPartial, OpenPartial, PartialResult, Reply, Request,
@@ -12,6 +11,7 @@ use crate::status::MemberStatus;
 use crate::topology::{Rank, Topology};
 use crate::transport::{Transport, TransportError};
 use crate::value::Value;
+use canopy_nodeset::RangeSet;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -2,10 +2,10 @@
 
 use crate::aggr::{AggrError, AggrSpec, Classes};
 use crate::host::OpenSpec;
-use crate::nodeset::RangeSet;
 use crate::ops::FileOp;
 use crate::status::{Errno, MemberStatus};
 use crate::topology::Rank;
+use canopy_nodeset::RangeSet;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 

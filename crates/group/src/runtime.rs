@@ -4,11 +4,11 @@ use crate::aggr::{AggrSpec, Registry};
 use crate::group::{Group, GroupError, OpenReport};
 use crate::host::{HostConfig, OpenSpec};
 use crate::node::Node;
-use crate::nodeset::RangeSet;
 use crate::ops::{AggrType, Bindings, OpKind, OpenFlags};
 use crate::protocol::{Envelope, Reply, Request};
 use crate::topology::Topology;
 use crate::transport::{Transport, TransportError};
+use canopy_nodeset::RangeSet;
 use std::cell::{Cell, RefCell};
 use std::time::{Duration, Instant};
 

@@ -4,9 +4,10 @@
 use canopy_group::aggr::{Classes, Concatenation, ForeignPartial, Sums};
 use canopy_group::{
     AggrSpec, AggrType, Aggregation, Builtin, Errno, Fanout, GroupError, HostConfig, MemberStatus, OpKind,
-    OpenFlags, Outcome, RangeSet, Registry, Runtime, Simulation, Topology, Value, Whence, gloadaggr, serve,
+    OpenFlags, Outcome, Registry, Runtime, Simulation, Topology, Value, Whence, gloadaggr, serve,
     transport::thread_mesh,
 };
+use canopy_nodeset::RangeSet;
 use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

@@ -1,7 +1,8 @@
 //! Sub-groups, posted (pipelined) writes, and the path operations the group tools build on: rename,
 //! unlink, and assembling a file from literal bytes and ranges of another group's member.
 
-use canopy_group::{Errno, Fanout, FileOp, GroupError, MemberStatus, OpenFlags, Piece, RangeSet, Simulation};
+use canopy_group::{Errno, Fanout, FileOp, GroupError, MemberStatus, OpenFlags, Piece, Simulation};
+use canopy_nodeset::RangeSet;
 use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -1,7 +1,8 @@
 //! Failures across hosts, grouped: one line per distinct problem with the set of hosts that had it, the
 //! way `clush -b` folds identical output.
 
-use canopy_group::{Group, GroupError, NodeSet, OpenReport, Outcome, RangeSet, Transport};
+use canopy_group::{Group, GroupError, OpenReport, Outcome, Transport};
+use canopy_nodeset::{NodeSet, RangeSet};
 use std::io::Write;
 
 /// Problems met so far, each with the hosts it happened on, in the order first seen.

@@ -3,7 +3,8 @@
 
 use crate::report::Problems;
 use canopy_group::aggr::{Classes, Digest};
-use canopy_group::{AggrType, Builtin, FileOp, Group, OpKind, RangeSet, Transport};
+use canopy_group::{AggrType, Builtin, FileOp, Group, OpKind, Transport};
+use canopy_nodeset::RangeSet;
 use sha2::{Digest as _, Sha256};
 
 /// Bytes of the file covered by each digest (each host reads that much at a time).

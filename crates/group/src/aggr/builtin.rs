@@ -2,8 +2,8 @@
 
 use super::Aggregation;
 use super::decimal::Decimal;
-use crate::nodeset::RangeSet;
 use crate::value::Value;
+use canopy_nodeset::RangeSet;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest as _, Sha256};

@@ -2,8 +2,8 @@
 
 use super::{AggrError, AggrSpec, ErasedAggregation, decode, encode};
 use crate::host::HostConfig;
-use crate::nodeset::RangeSet;
 use crate::value::{FileStat, Value};
+use canopy_nodeset::RangeSet;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::ffi::c_void;

@@ -1,6 +1,6 @@
 use super::decimal::Decimal;
 use super::*;
-use crate::nodeset::RangeSet;
+use canopy_nodeset::RangeSet;
 use proptest::prelude::*;
 
 fn dec(text: &str) -> Decimal {

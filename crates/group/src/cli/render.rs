@@ -7,10 +7,10 @@ use crate::aggr::{
     ForeignPartial, Succeeded, Sums, decimal::Decimal,
 };
 use crate::group::{Group, OpenReport, Outcome};
-use crate::nodeset::{NodeSet, RangeSet};
 use crate::status::MemberStatus;
 use crate::transport::Transport;
 use crate::value::{FileStat, Value};
+use canopy_nodeset::{NodeSet, RangeSet};
 use serde_json::{Value as Json, json};
 use std::io::Write;
 use std::path::Path;

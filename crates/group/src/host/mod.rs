@@ -3,10 +3,10 @@
 mod fileops;
 mod members;
 
-use crate::nodeset::RangeSet;
 use crate::ops::{FileOp, OpenFlags};
 use crate::status::{Errno, MemberStatus};
 use crate::value::Value;
+use canopy_nodeset::RangeSet;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::fs::File;

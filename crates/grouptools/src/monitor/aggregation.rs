@@ -6,7 +6,8 @@
 
 use super::collectors::{self, Detail, Sample, Series, Source};
 use canopy_group::aggr::decimal::Decimal;
-use canopy_group::{Aggregation, HostConfig, RangeSet, Registry, Value};
+use canopy_group::{Aggregation, HostConfig, Registry, Value};
+use canopy_nodeset::RangeSet;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

@@ -3,9 +3,8 @@
 
 use super::aggregation::{self, Stat};
 use super::collectors::{Sample, Series, Source};
-use canopy_group::{
-    AggrSpec, AggrType, FileOp, GroupError, NodeSet, OpKind, OpenFlags, RangeSet, Runtime, Transport,
-};
+use canopy_group::{AggrSpec, AggrType, FileOp, GroupError, OpKind, OpenFlags, Runtime, Transport};
+use canopy_nodeset::{NodeSet, RangeSet};
 use std::collections::BTreeMap;
 
 /// Whether hosts keep their own series or are summed up.

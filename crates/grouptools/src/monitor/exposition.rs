@@ -185,7 +185,7 @@ pub fn json(collection: &Collection, families: &[Family]) -> Json {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use canopy_group::NodeSet;
+    use canopy_nodeset::NodeSet;
 
     #[test]
     fn text_and_json_carry_the_same_names_labels_and_values() {

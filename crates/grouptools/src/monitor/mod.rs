@@ -15,7 +15,8 @@ mod vitals;
 use crate::hosts::{HostsArgs, with_runtime};
 use crate::interrupt;
 use canopy_dist::Cluster;
-use canopy_group::{RangeSet, Registry, Runtime, Transport};
+use canopy_group::{Registry, Runtime, Transport};
+use canopy_nodeset::RangeSet;
 use clap::Args;
 use collection::{Collection, Data, Mode, collect};
 use std::collections::{BTreeMap, HashMap};
@@ -279,8 +280,8 @@ impl<'rt, T: Transport> Monitor<'rt, T> {
             let Some(samples) = hosts.get(name) else { return Ok(None) };
             let collection = Collection {
                 at: latest.at,
-                up: canopy_group::NodeSet::from_names([name]),
-                down: canopy_group::NodeSet::new(),
+                up: canopy_nodeset::NodeSet::from_names([name]),
+                down: canopy_nodeset::NodeSet::new(),
                 data: Data::PerHost(BTreeMap::from([(name.to_owned(), samples.clone())])),
             };
             return Ok(Some((collection, page::series_of(self.history.points(), Some(name)))));

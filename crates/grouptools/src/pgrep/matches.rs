@@ -103,7 +103,7 @@ pub fn register(registry: &mut Registry) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use canopy_group::RangeSet;
+    use canopy_nodeset::RangeSet;
 
     fn matches(params: Params) -> Matches {
         Matches::new(params).unwrap()

@@ -10,8 +10,9 @@ use canopy_dist::Cluster;
 use canopy_group::aggr::Classes;
 use canopy_group::cli::{Labels, block};
 use canopy_group::{
-    AggrSpec, AggrType, Client, FileOp, GroupError, OpKind, OpenFlags, RangeSet, Registry, Transport, Value,
+    AggrSpec, AggrType, Client, FileOp, GroupError, OpKind, OpenFlags, Registry, Transport, Value,
 };
+use canopy_nodeset::RangeSet;
 use clap::Args;
 use matches::{Matches, Params};
 use std::io::Write;

@@ -16,9 +16,10 @@ use crate::verify::{SpanDigests, verify};
 use canopy_dist::Cluster;
 use canopy_group::aggr::{Classes, Extremes};
 use canopy_group::{
-    AggrSpec, AggrType, Builtin, FileOp, Group, GroupError, NodeSet, OpKind, OpenFlags, RangeSet, Registry,
-    Runtime, Transport, Whence,
+    AggrSpec, AggrType, Builtin, FileOp, Group, GroupError, OpKind, OpenFlags, Registry, Runtime, Transport,
+    Whence,
 };
+use canopy_nodeset::{NodeSet, RangeSet};
 use canopy_tools::transfer::parse_size;
 use clap::Args;
 use signature::BlockSig;
@@ -275,7 +276,7 @@ fn sync<T: Transport>(runtime: &Runtime<T>, source: &[u8], plan: &Plan) -> Resul
     Ok(Synced { table, problems, hosts })
 }
 
-fn old_hosts<T: Transport>(old: &Option<Group<'_, T>>, members: &RangeSet) -> canopy_group::NodeSet {
+fn old_hosts<T: Transport>(old: &Option<Group<'_, T>>, members: &RangeSet) -> canopy_nodeset::NodeSet {
     old.as_ref().map(|g| g.hosts_of(members)).unwrap_or_default()
 }
 

@@ -96,7 +96,7 @@ impl Aggregation for Signatures {
             Value::Bytes(data) => signatures(data, self.block),
             _ => Vec::new(),
         };
-        Classes(vec![(sigs, canopy_group::RangeSet::from_values([member]))])
+        Classes(vec![(sigs, canopy_nodeset::RangeSet::from_values([member]))])
     }
 
     fn merge(&self, left: Self::Partial, right: Self::Partial) -> Self::Partial {

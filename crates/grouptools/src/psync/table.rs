@@ -4,7 +4,8 @@
 
 use super::signature::BlockSig;
 use crate::units;
-use canopy_group::{NodeSet, Piece};
+use canopy_group::Piece;
+use canopy_nodeset::NodeSet;
 use serde::Serialize;
 use std::io::Write;
 

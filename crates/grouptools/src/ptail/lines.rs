@@ -5,7 +5,8 @@
 //! its length comes back so the client can seek back over it.
 
 use super::strip::{Strip, cut_time, time_order};
-use canopy_group::{Aggregation, RangeSet, Registry, Value};
+use canopy_group::{Aggregation, Registry, Value};
+use canopy_nodeset::RangeSet;
 use serde::{Deserialize, Serialize};
 
 /// Registry name of [`LineEquivalence`]; its parameter is a JSON [`Params`].

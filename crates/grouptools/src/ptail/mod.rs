@@ -11,9 +11,10 @@ use crate::interrupt;
 use crate::report::Problems;
 use canopy_dist::Cluster;
 use canopy_group::{
-    AggrSpec, AggrType, Aggregation, FileOp, Group, GroupError, MemberStatus, OpKind, OpenFlags, RangeSet,
-    Registry, Runtime, Transport, Whence,
+    AggrSpec, AggrType, Aggregation, FileOp, Group, GroupError, MemberStatus, OpKind, OpenFlags, Registry,
+    Runtime, Transport, Whence,
 };
+use canopy_nodeset::RangeSet;
 use clap::Args;
 use lines::{Line, LineEquivalence, Lines, Params};
 use std::io::Write;
@@ -128,7 +129,7 @@ struct Printer<'a> {
     json: bool,
     problems: Problems,
     reported: usize,
-    group_hosts: &'a dyn Fn(&RangeSet) -> canopy_group::NodeSet,
+    group_hosts: &'a dyn Fn(&RangeSet) -> canopy_nodeset::NodeSet,
 }
 
 impl Printer<'_> {
@@ -191,7 +192,7 @@ fn tail<T: Transport>(
     let hosts_of = {
         let members: Vec<canopy_group::Member> = group.gfiles().to_vec();
         move |set: &RangeSet| {
-            canopy_group::NodeSet::from_names(set.values().map(|m| members[m as usize].host.clone()))
+            canopy_nodeset::NodeSet::from_names(set.values().map(|m| members[m as usize].host.clone()))
         }
     };
     let mut printer = Printer { json: args.json, problems, reported: 0, group_hosts: &hosts_of };
@@ -278,7 +279,7 @@ fn report_members<T: Transport>(
     let statuses = group.gstatus();
     for member in members.values() {
         let file = &group.gfiles()[member as usize];
-        let hosts = canopy_group::NodeSet::from_names([file.host.as_str()]);
+        let hosts = canopy_nodeset::NodeSet::from_names([file.host.as_str()]);
         problems.add(&hosts, format!("{}: {what}: {}", file.path.display(), statuses[member as usize]));
     }
 }

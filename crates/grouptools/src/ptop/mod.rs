@@ -8,9 +8,8 @@ mod view;
 
 use crate::hosts::{HostsArgs, with_runtime};
 use canopy_dist::Cluster;
-use canopy_group::{
-    AggrSpec, AggrType, GroupError, NodeSet, OpKind, OpenFlags, Registry, Runtime, Transport,
-};
+use canopy_group::{AggrSpec, AggrType, GroupError, OpKind, OpenFlags, Registry, Runtime, Transport};
+use canopy_nodeset::NodeSet;
 use clap::{Args, ValueEnum};
 use procs::{Params, ProcessTop, Summary};
 use std::io::{IsTerminal, Write};

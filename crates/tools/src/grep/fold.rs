@@ -2,7 +2,7 @@
 //! set of files that contain it (the TBON-FS pgrep equivalence aggregation), and lines shared by the
 //! same set of files printed together under that set, `clush -b` style.
 
-use canopy_group::NodeSet;
+use canopy_nodeset::NodeSet;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

@@ -2,10 +2,10 @@
 //! included.
 //!
 //! ClusterShell comes from the test venv `scripts/setup` makes (`CANOPY_TEST_PYTHON`, as `scripts/test` sets
-//! it); without it the test says it is skipped. The static golden vectors in `src/nodeset/golden.rs` cover
+//! it); without it the test says it is skipped. The static golden vectors in `src/golden.rs` cover
 //! the same ground without Python.
 
-use canopy_group::{NodeSet, RangeSet};
+use canopy_nodeset::{NodeSet, RangeSet};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};

@@ -1,9 +1,14 @@
 //! Host names and member indices in ClusterShell's NodeSet / RangeSet syntax.
 //!
+//! A library without a command line, like `globset`: the group layer names its members with it, the group
+//! tools print host sets with it, and `grep --group` folds host names with it.
+//!
 //! `node[01-03,05]` is `node01,node02,node03,node05` (zero padding kept, and `n[1-2,01-02]` keeps both
 //! paddings as ClusterShell 1.9+ does), `rack[1-2]n[1-2]` is a two-dimensional set, `0-30/3` a strided
 //! range. Parsing and folding follow ClusterShell's algorithms, so `canopy` prints host sets exactly as `clush`
 //! and `nodeset -f` would; the golden tests pin that behaviour.
+
+#![warn(missing_docs)]
 
 mod intervals;
 mod nd;
@@ -155,7 +160,7 @@ fn product(axes: &[RangeSet], prefix: &mut Vec<Index>, out: &mut BTreeSet<Vec<In
 /// A set of host names, printed and parsed in ClusterShell NodeSet syntax.
 ///
 /// ```
-/// use canopy_group::NodeSet;
+/// use canopy_nodeset::NodeSet;
 /// let hosts: NodeSet = "node[01-03,05]".parse().unwrap();
 /// assert_eq!(hosts.len(), 4);
 /// assert!(hosts.contains("node02"));
