@@ -36,7 +36,9 @@ pub struct Shared<'a> {
     pub touches: &'a Touches,
 }
 
-/// One group commit in the making: the open transaction plus the partition records it touched.
+/// One group commit in the making: the open transaction plus the partition records and directory
+/// objects it touched. Those two are kept decoded and written once, at the commit: a batch of N
+/// creates in one directory changes its partition's count and the directory's times N times.
 pub struct Batch<'a> {
     pub(super) store: &'a Store,
     pub(super) tx: SingleWriterWriteTx<'a>,
@@ -45,6 +47,8 @@ pub struct Batch<'a> {
     counters_dirty: bool,
     parts: BTreeMap<PartKey, Option<PartitionRecord>>,
     dirty: BTreeSet<PartKey>,
+    dirs: BTreeMap<u64, Option<DirMeta>>,
+    dirty_dirs: BTreeSet<u64>,
     pub(super) shared: Shared<'a>,
     /// The effects of the mutation being applied (see `take_job_effects`).
     pub(super) job: JobEffects,
@@ -64,6 +68,8 @@ impl<'a> Batch<'a> {
             counters_dirty: false,
             parts: BTreeMap::new(),
             dirty: BTreeSet::new(),
+            dirs: BTreeMap::new(),
+            dirty_dirs: BTreeSet::new(),
             shared,
             job: JobEffects::default(),
             reaped: Vec::new(),
@@ -71,9 +77,15 @@ impl<'a> Batch<'a> {
         }
     }
 
-    /// Writes the touched partition records and the counters, then commits and syncs.
-    /// Returns the partitions that may now need a split.
+    /// Writes the touched partition records, directory objects and counters, then commits and
+    /// syncs. Returns the partitions that may now need a split.
     pub fn commit(mut self) -> Result<Vec<PartKey>, StoreError> {
+        for dir in std::mem::take(&mut self.dirty_dirs) {
+            match &self.dirs[&dir] {
+                Some(meta) => self.tx.insert(&self.store.dirs, dir_key(dir), meta.encode_to_vec()),
+                None => self.tx.remove(&self.store.dirs, dir_key(dir)),
+            }
+        }
         let mut candidates = Vec::new();
         for key in std::mem::take(&mut self.dirty) {
             match &self.parts[&key] {
@@ -141,7 +153,8 @@ impl<'a> Batch<'a> {
                     return Err(failure(FailureKind::NotPermitted, "the root directory cannot be removed"));
                 }
                 let meta = self.dir(dir)?;
-                self.tx.remove(&self.store.dirs, dir_key(dir));
+                self.dirs.insert(dir, None);
+                self.dirty_dirs.insert(dir);
                 Ok(Outcome::Dir(meta))
             }
             Mutation::MergeBitmap { dir, bitmap } => {
@@ -441,11 +454,17 @@ impl<'a> Batch<'a> {
     }
 
     pub(super) fn find_dir(&mut self, dir: u64) -> Result<Option<DirMeta>, Refusal> {
-        store::get_dir(&self.tx, self.store, dir).map_err(internal)
+        if let Some(cached) = self.dirs.get(&dir) {
+            return Ok(cached.clone());
+        }
+        let loaded = store::get_dir(&self.tx, self.store, dir).map_err(internal)?;
+        self.dirs.insert(dir, loaded.clone());
+        Ok(loaded)
     }
 
     pub(super) fn put_dir(&mut self, meta: &DirMeta) {
-        self.tx.insert(&self.store.dirs, dir_key(meta.id), meta.encode_to_vec());
+        self.dirs.insert(meta.id, Some(meta.clone()));
+        self.dirty_dirs.insert(meta.id);
     }
 
     fn servers(&mut self) -> Result<u32, Refusal> {
@@ -563,3 +582,7 @@ pub fn no_partition(at: PartKey) -> Refusal {
 pub fn shown(name: &[u8]) -> String {
     format!("{:?}", String::from_utf8_lossy(name))
 }
+
+#[cfg(test)]
+#[path = "apply_tests.rs"]
+mod tests;

@@ -214,7 +214,11 @@ impl Batch<'_> {
 
     /// The answer to a change of `name`: the entry, with its object's attributes when they are here.
     fn entry_outcome(&mut self, name: &[u8], record: &EntryRecord) -> Result<Outcome, Refusal> {
-        let object = self.local_object(record.id)?;
+        let object = if kind_of(record) == Kind::Directory {
+            self.local_object(record.id)?
+        } else {
+            self.local_inode_object(record.id)?
+        };
         Ok(Outcome::Entry(Entry {
             name: name.to_vec(),
             id: record.id,

@@ -17,7 +17,7 @@ use super::mutation::{Outcome, Refusal, failure};
 use super::store::{self, Store, StoreResult, intent_key};
 use super::touches::Touches;
 use crate::ids::{home_server, now_ns};
-use crate::proto::{FailureKind, InodeRecord, Kind, LinkIntent, Object};
+use crate::proto::{DirMeta, FailureKind, InodeRecord, Kind, LinkIntent, Object};
 
 /// The most names a file may have (ext4's limit).
 pub const LINK_MAX: u32 = 65_000;
@@ -36,7 +36,19 @@ impl Batch<'_> {
         if home_server(id) != self.index {
             return Ok(None);
         }
-        read_object(&self.tx, self.store, self.shared.touches, id).map_err(internal)
+        if let Some(meta) = self.find_dir(id)? {
+            return Ok(Some(dir_object(meta, self.shared.touches)));
+        }
+        self.local_inode_object(id)
+    }
+
+    /// Inode `id` as a reader sees it, when this server holds it (the caller knows it is no
+    /// directory: an entry's kind says so).
+    pub(super) fn local_inode_object(&mut self, id: u64) -> Result<Option<Object>, Refusal> {
+        if home_server(id) != self.index {
+            return Ok(None);
+        }
+        Ok(self.inode(id)?.map(|inode| inode_object(id, inode, self.shared.touches)))
     }
 
     pub(super) fn object_outcome(&mut self, id: u64) -> Result<Outcome, Refusal> {
@@ -124,12 +136,18 @@ pub fn read_object(
     touches: &Touches,
     id: u64,
 ) -> StoreResult<Option<Object>> {
-    if let Some(mut meta) = store::get_dir(view, store, id)? {
-        touches.overlay_dir(&mut meta);
-        return Ok(Some(Object { id, attrs: meta.attrs, target: Vec::new() }));
+    if let Some(meta) = store::get_dir(view, store, id)? {
+        return Ok(Some(dir_object(meta, touches)));
     }
-    Ok(store::get_inode(view, store, id)?.map(|mut inode| {
-        touches.overlay_inode(id, &mut inode);
-        Object { id, attrs: inode.attrs, target: inode.target }
-    }))
+    Ok(store::get_inode(view, store, id)?.map(|inode| inode_object(id, inode, touches)))
+}
+
+fn dir_object(mut meta: DirMeta, touches: &Touches) -> Object {
+    touches.overlay_dir(&mut meta);
+    Object { id: meta.id, attrs: meta.attrs, target: Vec::new() }
+}
+
+fn inode_object(id: u64, mut inode: InodeRecord, touches: &Touches) -> Object {
+    touches.overlay_inode(id, &mut inode);
+    Object { id, attrs: inode.attrs, target: inode.target }
 }
