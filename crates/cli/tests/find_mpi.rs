@@ -1,12 +1,14 @@
 //! `canopy find` under `mpirun` with what the drop-in work added: starting points from
 //! `-files0-from`, file operands beside directories, `-exec`, and an `-fprint` file that cannot
 //! be created (every rank stops, none hangs). The results equal one process's, which the GNU
-//! oracle tests check.
+//! oracle tests check; what an entry knows of its starting point (`%P`, `%H`) is checked against
+//! GNU find itself, since it is what a subtree moved to another rank could lose.
 #![cfg(feature = "mpi")]
 
 mod common;
 
 use common::mpirun::mpirun;
+use common::random_tree::random_tree;
 use common::*;
 
 fn local(args: &[&str]) -> std::process::Output {
@@ -67,5 +69,41 @@ fn an_output_file_that_cannot_be_created_stops_every_rank() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(stderr.contains("canopy find: '/nonexistent/x': No such file or directory"), "{stderr}");
         assert!(out.stdout.is_empty());
+    }
+}
+
+/// Tasks imported over the ranks of a run, from its `--stats` file: subtrees and chunks that moved.
+fn tasks_imported(stats: &std::path::Path) -> u64 {
+    let stats: serde_json::Value = serde_json::from_slice(&std::fs::read(stats).unwrap()).unwrap();
+    stats["ranks"].as_array().unwrap().iter().map(|r| r["tasks_imported"].as_u64().unwrap()).sum()
+}
+
+#[test]
+fn start_point_fields_match_gnu_find_when_subtrees_move_between_ranks() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("random");
+    random_tree(&root, 31);
+    // Two starting points, one inside the other and written with a trailing slash: the same
+    // entries print with different `%P` and `%H`.
+    let (whole, part) = (root.to_str().unwrap().to_string(), format!("{}/d0/", root.to_str().unwrap()));
+    let format = ["-printf", "%P|%H|%d|%h\\n"];
+    let mut find = gnu("find");
+    find.args([&whole, &part]).args(format);
+    let want = run(find, None);
+    assert_eq!(want.status.code(), Some(0), "{}", String::from_utf8_lossy(&want.stderr));
+    let want = records(&want.stdout, b'\n');
+    assert!(want.len() > 500);
+    let stats = tmp.path().join("stats.json");
+    for n in [1, 2, 4, 8] {
+        for sched in ["h-drqs", "drqs", "deqs", "pa-drqs", "cp"] {
+            let context = format!("mpirun -n {n} --sched {sched}");
+            let args = ["find", "--sched", sched, "--stats", stats.to_str().unwrap(), &whole, &part];
+            let got = mpirun(n, &[&args[..], &format[..]].concat(), &[]);
+            assert_eq!(got.status.code(), Some(0), "{context}: {}", String::from_utf8_lossy(&got.stderr));
+            assert_same_records(&records(&got.stdout, b'\n'), &want, &context);
+            if n > 1 {
+                assert!(tasks_imported(&stats) > 0, "{context}: no subtree moved to another rank");
+            }
+        }
     }
 }

@@ -5,7 +5,9 @@ use crate::launch::{Launch, LaunchRefused};
 use crate::sched_kind::SchedKind;
 use crate::stats::{ClusterStats, RankStats, STATS_VERSION};
 use canopy_engine::output::Sink;
-use canopy_engine::{ThreadPolicy, Visitor, WalkFailure, WalkOptions, WalkOutcome, panic_message, walk};
+use canopy_engine::{
+    DistributedVisitor, ThreadPolicy, WalkFailure, WalkOptions, WalkOutcome, panic_message, walk,
+};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use std::any::Any;
@@ -139,9 +141,7 @@ impl Cluster {
         plan: &Plan,
     ) -> WalkOutcome<V::State>
     where
-        V: Visitor,
-        V::Job: Serialize + DeserializeOwned,
-        V::DirData: Serialize + DeserializeOwned,
+        V: DistributedVisitor,
     {
         let mut options = options.clone();
         if plan.sched.single_threaded_ranks()

@@ -4,7 +4,7 @@
 //! (by itself or by mpirun) to run `child_process_entry`.
 
 use canopy_dist::{Cluster, Plan};
-use canopy_engine::{Action, Cx, Entry, Visitor, WalkOptions};
+use canopy_engine::{Action, Cx, DistributedVisitor, Entry, Visitor, WalkOptions};
 use std::os::unix::ffi::OsStrExt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
@@ -32,6 +32,8 @@ impl Visitor for PanicAt {
         Action::Continue
     }
 }
+
+impl DistributedVisitor for PanicAt {}
 
 #[test]
 #[ignore = "entry point of the processes the other tests start; does nothing on its own"]

@@ -1,7 +1,7 @@
 //! What a visitor sees for each file: name, type from `d_type`, and metadata fetched only on demand.
 
 use crate::meta::{FileKind, Metadata};
-use crate::node::{DirNode, join_path};
+use crate::node::{DirNode, below_start, join_path};
 use crate::sys::{stat_at, stat_path};
 use rustix::fd::BorrowedFd;
 use rustix::io::Errno;
@@ -11,10 +11,16 @@ use std::sync::Arc;
 
 /// One entry of the walk. Metadata is fetched at most once, with `statx` relative to the parent
 /// directory's fd, and only if the visitor (or the engine, to decide whether to descend) asks for it.
+///
+/// An entry knows the starting point it was found under ([`Entry::start_point`]) from its
+/// directory's node, not from the directory's ancestors: on a process that imported part of a
+/// distributed walk, the chain of ancestors stops at a stand-in.
 pub struct Entry<'a, D> {
     parent: Option<(&'a Arc<DirNode<D>>, BorrowedFd<'a>)>,
     /// For roots: the path as given.
     name: &'a CStr,
+    /// The starting point's path as given.
+    start: &'a [u8],
     dtype: FileKind,
     depth: u32,
     follow: bool,
@@ -33,6 +39,7 @@ impl<'a, D> Entry<'a, D> {
         Entry {
             parent: Some((dir, dir_fd)),
             name,
+            start: &dir.start().path,
             dtype,
             depth: dir.depth() + 1,
             follow,
@@ -42,7 +49,15 @@ impl<'a, D> Entry<'a, D> {
 
     /// A starting point given on the command line.
     pub fn root(path: &'a CStr, follow: bool) -> Self {
-        Entry { parent: None, name: path, dtype: FileKind::Unknown, depth: 0, follow, meta: OnceCell::new() }
+        Entry {
+            parent: None,
+            name: path,
+            start: path.to_bytes(),
+            dtype: FileKind::Unknown,
+            depth: 0,
+            follow,
+            meta: OnceCell::new(),
+        }
     }
 
     /// The entry a directory node stands for (for post-order visits, e.g. find -depth or -delete).
@@ -55,6 +70,7 @@ impl<'a, D> Entry<'a, D> {
         Entry {
             parent,
             name: node.name(),
+            start: &node.start().path,
             dtype: FileKind::Dir,
             depth: node.depth(),
             follow: node.follows(),
@@ -69,6 +85,17 @@ impl<'a, D> Entry<'a, D> {
 
     pub fn is_root(&self) -> bool {
         self.parent.is_none()
+    }
+
+    /// The starting point this entry was found under, as given (find's `%H`): the same on every
+    /// process of a distributed walk.
+    pub fn start_point(&self) -> &'a [u8] {
+        self.start
+    }
+
+    /// The path below the starting point, empty for the starting point itself (find's `%P`).
+    pub fn relative_path(&self) -> Vec<u8> {
+        below_start(&self.path(), self.start).to_vec()
     }
 
     /// The directory containing this entry (`None` for roots).

@@ -13,7 +13,9 @@
 //! * **Tools** implement [`Visitor`]: per-entry logic with per-thread state merged after the walk, a
 //!   post-order hook per directory, per-directory data set when a directory is visited, and follow-up
 //!   jobs on the same pool (counted toward a directory's completion, or reserved now and scheduled
-//!   later).
+//!   later). Every entry knows its starting point ([`Entry::start_point`]). A visitor walked by
+//!   several processes is also a [`DistributedVisitor`], whose hooks (all with defaults) lend a
+//!   directory's data to a stand-in elsewhere and fold it back ([`remote`], [`Session::distributed`]).
 //!
 //! ```no_run
 //! use canopy_engine::{walk, Action, Cx, Entry, Visitor, WalkOptions};
@@ -61,4 +63,4 @@ pub use options::{Follow, ProgressFn, WalkOptions, WalkProgress};
 pub use rustix::io::Errno;
 pub use sched::{SplitMode, ThreadPolicy};
 pub use session::{Driver, Session, WalkOutcome, WalkStats, walk};
-pub use visitor::{Action, Visitor};
+pub use visitor::{Action, DistributedVisitor, Visitor};

@@ -4,12 +4,14 @@ use crate::meta::Metadata;
 use crate::sys::{CachedFd, PinnedFd, open_beneath, open_dir_at, open_path};
 use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
 use rustix::io::Errno;
+use serde::{Deserialize, Serialize};
 use std::ffi::{CStr, CString};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-/// The starting point a directory was found under, shared by every node below it.
-#[derive(Debug)]
+/// The starting point a directory was found under, shared by every node below it and sent with
+/// every directory whose work moves to another process.
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct StartPoint {
     /// The path as given on the command line (find's `%H`).
     pub path: Box<[u8]>,
@@ -215,8 +217,7 @@ impl<D> DirNode<D> {
     /// The path below the starting point (empty for the starting point itself): where the
     /// directory's counterpart lies in another tree, the same on every process of a walk.
     pub fn relative_path(&self) -> &[u8] {
-        let rest = self.path.get(self.start.path.len()..).unwrap_or_default();
-        rest.strip_prefix(b"/").unwrap_or(rest)
+        below_start(&self.path, &self.start.path)
     }
 
     /// Iterates from this node up to its root (or to the imported node heading its chain).
@@ -341,6 +342,12 @@ impl<D> DirNode<D> {
         let now = rustix::fs::fstat(fd)?;
         if now.st_ino == meta.ino && now.st_dev == meta.dev { Ok(()) } else { Err(Errno::STALE) }
     }
+}
+
+/// The part of `path` below the starting point `start` it was found under (`path` begins with it).
+pub(crate) fn below_start<'p>(path: &'p [u8], start: &[u8]) -> &'p [u8] {
+    let rest = path.get(start.len()..).unwrap_or_default();
+    rest.strip_prefix(b"/").unwrap_or(rest)
 }
 
 /// Joins a directory path and a name as find does: no extra `/` after a path that ends in one.

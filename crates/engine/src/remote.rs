@@ -10,8 +10,7 @@ use crate::node::{DirNode, Import, StartPoint};
 use crate::options::Follow;
 use crate::session::{Driver, Shared};
 use crate::task::Task;
-use crate::visitor::Visitor;
-use serde::de::DeserializeOwned;
+use crate::visitor::DistributedVisitor;
 use serde::{Deserialize, Serialize};
 use std::ffi::CString;
 use std::sync::Arc;
@@ -41,12 +40,11 @@ pub struct DirSpec<D> {
     pub depth: u32,
     pub follow: bool,
     pub meta: Option<Metadata>,
-    pub start_path: Vec<u8>,
-    pub start_dev: Option<u64>,
-    pub start_follow: bool,
+    /// The starting point it was found under: its stand-in has no parent there to find it by.
+    pub start: StartPoint,
     /// (path, device, inode) of its ancestors — only when following links, for loop detection.
     pub ancestors: Vec<(Vec<u8>, u64, u64)>,
-    /// What its stand-in starts with ([`Visitor::stand_in_data`]).
+    /// What its stand-in starts with ([`DistributedVisitor::stand_in_data`]).
     pub data: D,
 }
 
@@ -64,11 +62,7 @@ pub struct FinishedImport<D> {
     pub node: Arc<DirNode<D>>,
 }
 
-impl<V: Visitor> Driver<'_, '_, '_, V>
-where
-    V::Job: Serialize + DeserializeOwned,
-    V::DirData: Serialize + DeserializeOwned,
-{
+impl<V: DistributedVisitor> Driver<'_, '_, '_, V> {
     /// Takes queued work for another process: a share split as the session's split mode says, or
     /// everything queued (`all`, the centralised scheduler's way).
     pub fn export(&self, rng: &mut fastrand::Rng, all: bool) -> Vec<RemoteTask<V::Job, V::DirData>> {
@@ -118,7 +112,7 @@ where
     }
 }
 
-impl<V: Visitor> Shared<'_, V> {
+impl<V: DistributedVisitor> Shared<'_, V> {
     fn register_export(&self, node: Arc<DirNode<V::DirData>>) -> u64 {
         let id = self.next_export_id.fetch_add(1, Ordering::Relaxed);
         self.exported.lock().unwrap_or_else(|e| e.into_inner()).insert(id, node);
@@ -145,9 +139,7 @@ impl<V: Visitor> Shared<'_, V> {
             depth: node.depth(),
             follow: node.follows(),
             meta: node.metadata().copied(),
-            start_path: node.start().path.to_vec(),
-            start_dev: node.start().dev,
-            start_follow: node.start().follow,
+            start: StartPoint::clone(node.start()),
             ancestors,
             data: self.visitor.stand_in_data(node),
         }
@@ -182,10 +174,10 @@ impl<V: Visitor> Shared<'_, V> {
 
     fn task_from_remote(&self, peer: u32, task: RemoteTask<V::Job, V::DirData>) -> Task<V> {
         let stand_in = |dir: DirSpec<V::DirData>| -> Arc<DirNode<V::DirData>> {
-            let start =
-                StartPoint { path: dir.start_path.into(), dev: dir.start_dev, follow: dir.start_follow };
             let import = Import { peer, id: task.origin.unwrap_or(0), ancestors: dir.ancestors };
-            DirNode::imported(&dir.path, &dir.name, dir.depth, dir.follow, dir.meta, start, import, dir.data)
+            DirNode::imported(
+                &dir.path, &dir.name, dir.depth, dir.follow, dir.meta, dir.start, import, dir.data,
+            )
         };
         match task.work {
             RemoteWork::Root { path } => Task::Root(CString::new(path).unwrap_or_default()),

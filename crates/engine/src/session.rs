@@ -9,7 +9,7 @@ use crate::options::{WalkOptions, WalkProgress};
 use crate::sched::{IoSampler, SAMPLE_INTERVAL, Scheduler, StealStats, ThreadPolicy, thread_limit};
 use crate::sys::{FsClass, classify_fs, open_path};
 use crate::task::Task;
-use crate::visitor::Visitor;
+use crate::visitor::{DistributedVisitor, StandInHooks, Visitor};
 use crossbeam_utils::CachePadded;
 use rustix::io::Errno;
 use serde::{Deserialize, Serialize};
@@ -37,6 +37,8 @@ pub(crate) struct Counters {
 
 pub(crate) struct Shared<'a, V: Visitor> {
     pub visitor: &'a V,
+    /// The visitor's distributed hooks, in a distributed session: the only kind that imports work.
+    pub stand_ins: Option<&'a dyn StandInHooks<V>>,
     pub options: &'a WalkOptions,
     pub sched: Scheduler<Task<V>>,
     pub counters: Box<[CachePadded<Counters>]>,
@@ -96,19 +98,12 @@ impl<'a, V: Visitor> Session<'a, V> {
         session
     }
 
-    /// One process's part of a walk spread over several: running out of local work does not end
-    /// it; the [`Driver`] imports work from peers and stops the session when the whole walk is done.
-    pub fn distributed(roots: &[Vec<u8>], options: &'a WalkOptions, visitor: &'a V) -> Self {
-        let session = Self::build(roots, options, visitor);
-        session.shared.sched.set_held(true);
-        session
-    }
-
     fn build(roots: &[Vec<u8>], options: &'a WalkOptions, visitor: &'a V) -> Self {
         let roots: Vec<CString> = roots.iter().map(|r| CString::new(r.clone()).unwrap_or_default()).collect();
         let policy = initial_policy(options.threads, &roots);
         let shared = Shared {
             visitor,
+            stand_ins: None,
             options,
             sched: Scheduler::new(policy.max(), options.split),
             counters: (0..policy.max()).map(|_| CachePadded::new(Counters::default())).collect(),
@@ -177,6 +172,17 @@ impl<'a, V: Visitor> Session<'a, V> {
             stats: shared.stats(started),
         };
         (outcome, result)
+    }
+}
+
+impl<'a, V: DistributedVisitor> Session<'a, V> {
+    /// One process's part of a walk spread over several: running out of local work does not end
+    /// it; the [`Driver`] imports work from peers and stops the session when the whole walk is done.
+    pub fn distributed(roots: &[Vec<u8>], options: &'a WalkOptions, visitor: &'a V) -> Self {
+        let mut session = Self::build(roots, options, visitor);
+        session.shared.stand_ins = Some(visitor);
+        session.shared.sched.set_held(true);
+        session
     }
 }
 

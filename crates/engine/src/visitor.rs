@@ -6,6 +6,8 @@ use crate::cx::Cx;
 use crate::entry::Entry;
 use crate::error::WalkError;
 use crate::node::DirNode;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 use std::sync::Arc;
 
 /// What to do after visiting an entry.
@@ -50,13 +52,33 @@ pub trait Visitor: Sync + Sized {
     ) {
     }
 
-    /// Folds into `into` the data another process collected for the same directory (distributed
-    /// walks only: part of a directory's work ran elsewhere). Sums add, for instance.
+    /// Runs a job scheduled with [`Cx::spawn`], [`Cx::spawn_in`] or [`Cx::spawn_reserved`].
+    fn run_job(&self, _cx: &mut Cx<'_, Self>, _state: &mut Self::State, _job: Self::Job) {}
+
+    /// Shows a failure; returns whether it counts toward the exit status (find's
+    /// `-ignore_readdir_race` drops files that vanished mid-walk, for instance).
+    fn error(&self, error: &WalkError) -> bool {
+        eprintln!("canopy: {error}");
+        true
+    }
+}
+
+/// What a visitor adds to be walked by several processes at once: its jobs and directory data
+/// travel between processes as bytes, and a directory whose work is split between processes has
+/// its data lent to a stand-in and folded back. Each hook has a default (nothing to lend, nothing
+/// to fold in), so a visitor whose directory data needs none of this declares itself with an empty
+/// `impl`; only the distributed transport ([`Session::distributed`](crate::Session::distributed),
+/// [`remote`](crate::remote)) calls them.
+pub trait DistributedVisitor:
+    Visitor<Job: Serialize + DeserializeOwned, DirData: Serialize + DeserializeOwned>
+{
+    /// Folds into `into` the data another process collected for the same directory (part of the
+    /// directory's work ran there). Sums add, for instance.
     fn absorb(&self, _into: &Self::DirData, _from: Self::DirData) {}
 
-    /// [`Visitor::absorb`] with the pool at hand, for data whose arrival means more work here (a
-    /// file whose last chunk was copied elsewhere is finished by the process that opened it).
-    /// Distributed walks only; runs before `dir` releases the work that went away.
+    /// [`DistributedVisitor::absorb`] with the pool at hand, for data whose arrival means more work
+    /// here (a file whose last chunk was copied elsewhere is finished by the process that opened
+    /// it). Runs before `dir` releases the work that went away.
     fn absorb_completed(
         &self,
         _cx: &mut Cx<'_, Self>,
@@ -67,17 +89,17 @@ pub trait Visitor: Sync + Sized {
         self.absorb(&dir.data, from);
     }
 
-    /// The data a stand-in of `dir` starts with on a process that imports part of its work
-    /// (distributed walks only): what the entries below need to know — where their copies go, that
-    /// they are to be removed. What is collected for [`Visitor::absorb`] starts empty, as by
-    /// default, since the stand-in's data comes back when its work is done.
+    /// The data a stand-in of `dir` starts with on a process that imports part of its work: what
+    /// the entries below need to know — where their copies go, that they are to be removed. What
+    /// is collected for [`DistributedVisitor::absorb`] starts empty, as by default, since the
+    /// stand-in's data comes back when its work is done.
     fn stand_in_data(&self, _dir: &DirNode<Self::DirData>) -> Self::DirData {
         Self::DirData::default()
     }
 
-    /// Called where the work of a stand-in finished (distributed walks only), just before its data
-    /// goes back to the process that exported it: the part of [`Visitor::leave_dir`] that belongs
-    /// where the work ran (noting what only this process knows about the directory).
+    /// Called where the work of a stand-in finished, just before its data goes back to the process
+    /// that exported it: the part of [`Visitor::leave_dir`] that belongs where the work ran (noting
+    /// what only this process knows about the directory).
     fn leave_stand_in(
         &self,
         _cx: &mut Cx<'_, Self>,
@@ -85,14 +107,34 @@ pub trait Visitor: Sync + Sized {
         _dir: &Arc<DirNode<Self::DirData>>,
     ) {
     }
+}
 
-    /// Runs a job scheduled with [`Cx::spawn`], [`Cx::spawn_in`] or [`Cx::spawn_reserved`].
-    fn run_job(&self, _cx: &mut Cx<'_, Self>, _state: &mut Self::State, _job: Self::Job) {}
+/// The hooks a worker calls on stand-ins and completions. Workers serve local and distributed
+/// walks alike, over any [`Visitor`]; a distributed session hands them its visitor as this
+/// ([`Session::distributed`](crate::Session::distributed)).
+pub(crate) trait StandInHooks<V: Visitor>: Sync {
+    fn absorb_completed(
+        &self,
+        cx: &mut Cx<'_, V>,
+        state: &mut V::State,
+        dir: &Arc<DirNode<V::DirData>>,
+        from: V::DirData,
+    );
+    fn leave_stand_in(&self, cx: &mut Cx<'_, V>, state: &mut V::State, dir: &Arc<DirNode<V::DirData>>);
+}
 
-    /// Shows a failure; returns whether it counts toward the exit status (find's
-    /// `-ignore_readdir_race` drops files that vanished mid-walk, for instance).
-    fn error(&self, error: &WalkError) -> bool {
-        eprintln!("canopy: {error}");
-        true
+impl<V: DistributedVisitor> StandInHooks<V> for V {
+    fn absorb_completed(
+        &self,
+        cx: &mut Cx<'_, V>,
+        state: &mut V::State,
+        dir: &Arc<DirNode<V::DirData>>,
+        from: V::DirData,
+    ) {
+        DistributedVisitor::absorb_completed(self, cx, state, dir, from);
+    }
+
+    fn leave_stand_in(&self, cx: &mut Cx<'_, V>, state: &mut V::State, dir: &Arc<DirNode<V::DirData>>) {
+        DistributedVisitor::leave_stand_in(self, cx, state, dir);
     }
 }

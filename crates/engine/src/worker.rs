@@ -13,7 +13,7 @@ use crate::options::Follow;
 use crate::session::Shared;
 use crate::sys::{thread_io, timed_readdir};
 use crate::task::Task;
-use crate::visitor::{Action, Visitor};
+use crate::visitor::{Action, StandInHooks, Visitor};
 use rustix::fd::AsFd;
 use rustix::fs::RawDir;
 use std::ffi::CString;
@@ -77,16 +77,10 @@ impl<'a, V: Visitor> Shared<'a, V> {
                     }
                 }
                 Task::Complete(node, data) => {
+                    let hooks = self.stand_in_hooks();
                     visiting(
                         || Some(node.path().to_vec()),
-                        || {
-                            self.visitor.absorb_completed(
-                                &mut self.cx(worker.index),
-                                &mut worker.state,
-                                &node,
-                                data,
-                            )
-                        },
+                        || hooks.absorb_completed(&mut self.cx(worker.index), &mut worker.state, &node, data),
                     );
                     self.finish(&mut worker, node);
                 }
@@ -100,6 +94,11 @@ impl<'a, V: Visitor> Shared<'a, V> {
             self.sched.task_done();
         }
         worker.state
+    }
+
+    /// Completions and stand-ins come only from other processes, into a distributed session.
+    fn stand_in_hooks(&self) -> &'a dyn StandInHooks<V> {
+        self.stand_ins.expect("work from another process arrives only in a distributed session")
     }
 
     fn cx(&'a self, worker: usize) -> Cx<'a, V> {
@@ -302,9 +301,10 @@ impl<'a, V: Visitor> Shared<'a, V> {
         while node.release() {
             if node.import().is_some() {
                 if !self.quitting() {
+                    let hooks = self.stand_in_hooks();
                     visiting(
                         || Some(node.path().to_vec()),
-                        || self.visitor.leave_stand_in(&mut self.cx(worker.index), &mut worker.state, &node),
+                        || hooks.leave_stand_in(&mut self.cx(worker.index), &mut worker.state, &node),
                     );
                 }
                 node.drop_cached_fd();

@@ -5,7 +5,9 @@
 mod common;
 
 use canopy_engine::remote::{Completion, RemoteTask};
-use canopy_engine::{Action, Cx, DirNode, Entry, Session, SplitMode, ThreadPolicy, Visitor, WalkOptions};
+use canopy_engine::{
+    Action, Cx, DirNode, DistributedVisitor, Entry, Session, SplitMode, ThreadPolicy, Visitor, WalkOptions,
+};
 use common::*;
 use crossbeam_channel::{Receiver, Sender, unbounded};
 use serde::{Deserialize, Serialize};
@@ -30,8 +32,8 @@ struct Walked {
     visited: Vec<Vec<u8>>,
     /// (directory, children visited, files whose jobs reported to it) at `leave_dir`.
     left: Vec<(Vec<u8>, u64, Vec<Vec<u8>>)>,
-    /// Entries that did not see their directory's context, completions that skipped
-    /// `leave_stand_in`.
+    /// Entries that did not see their directory's context or their starting point, completions
+    /// that skipped `leave_stand_in`.
     violations: Vec<String>,
 }
 
@@ -41,6 +43,8 @@ struct Walked {
 struct Walker {
     holds_until_moved: bool,
     moved: Arc<AtomicBool>,
+    /// The walk's starting point, which every entry must know on either side.
+    root: Vec<u8>,
     /// Slashes in the root's path: entries deeper than its children are held.
     root_depth: usize,
 }
@@ -83,6 +87,17 @@ impl Visitor for Walker {
             self.moved.store(true, Ordering::SeqCst);
         }
         state.visited.push(entry.path());
+        let below = entry.relative_path();
+        let rebuilt = if below.is_empty() {
+            self.root.clone()
+        } else {
+            [self.root.as_slice(), b"/", below.as_slice()].concat()
+        };
+        if entry.start_point() != self.root || rebuilt != entry.path() {
+            state
+                .violations
+                .push(format!("{} lost its starting point", String::from_utf8_lossy(&entry.path())));
+        }
         if let Some(dir) = entry.dir() {
             dir.data.children.fetch_add(1, Ordering::SeqCst);
             if dir.data.context != dir.path() {
@@ -106,7 +121,9 @@ impl Visitor for Walker {
         let dir = cx.job_dir().expect("spawned in a directory");
         dir.data.jobs_done.lock().unwrap().push(name);
     }
+}
 
+impl DistributedVisitor for Walker {
     fn stand_in_data(&self, dir: &DirNode<Seen>) -> Seen {
         Seen { context: dir.data.context.clone(), ..Seen::default() }
     }
@@ -246,8 +263,10 @@ fn work_moves_between_sessions_and_post_order_holds() {
             let roots = vec![root.as_os_str().as_bytes().to_vec()];
             let moved = Arc::new(AtomicBool::new(false));
             let root_depth = root.as_os_str().as_bytes().iter().filter(|&&b| b == b'/').count();
-            let walker_a = Walker { holds_until_moved: true, moved: moved.clone(), root_depth };
-            let walker_b = Walker { holds_until_moved: false, moved, root_depth };
+            let start = roots[0].clone();
+            let walker_a =
+                Walker { holds_until_moved: true, moved: moved.clone(), root: start.clone(), root_depth };
+            let walker_b = Walker { holds_until_moved: false, moved, root: start, root_depth };
             let a = Session::distributed(&roots, &options, &walker_a);
             let b = Session::distributed(&[], &options, &walker_b);
             let (to_b, from_a) = unbounded();

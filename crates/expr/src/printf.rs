@@ -153,10 +153,9 @@ impl Format {
         self.pieces.iter().any(|p| matches!(p, Piece::Field(_, f) if f.needs_stat()))
     }
 
-    /// Appends the rendering for `entry` to `out`. `root` is the starting point the entry was found
-    /// under. A failed stat ends the rendering; a missing security context (`%Z`) renders empty,
+    /// Appends the rendering for `entry` to `out`. A failed stat ends the rendering; a missing security context (`%Z`) renders empty,
     /// as in GNU find, and is reported after the whole line.
-    pub fn render<D>(&self, entry: &Entry<'_, D>, root: &[u8], out: &mut Vec<u8>) -> Result<(), RenderError> {
+    pub fn render<D>(&self, entry: &Entry<'_, D>, out: &mut Vec<u8>) -> Result<(), RenderError> {
         let mut path = Vec::new();
         let mut context_error = None;
         for piece in &self.pieces {
@@ -173,7 +172,7 @@ impl Format {
                             Vec::new()
                         })
                     } else {
-                        field_value(*field, entry, &path, root).map_err(RenderError::Stat)?
+                        field_value(*field, entry, &path).map_err(RenderError::Stat)?
                     };
                     apply_spec(spec, *field, &value, out);
                 }
@@ -338,7 +337,7 @@ fn parse_field(format: &[u8], i: &mut usize) -> Option<Field> {
     })
 }
 
-fn field_value<D>(field: Field, entry: &Entry<'_, D>, path: &[u8], root: &[u8]) -> Result<Vec<u8>, Errno> {
+fn field_value<D>(field: Field, entry: &Entry<'_, D>, path: &[u8]) -> Result<Vec<u8>, Errno> {
     let meta = || entry.metadata().copied();
     Ok(match field {
         Field::Path => path.to_vec(),
@@ -350,11 +349,8 @@ fn field_value<D>(field: Field, entry: &Entry<'_, D>, path: &[u8], root: &[u8]) 
             }
         }
         Field::Dir => leading_dirs(path).to_vec(),
-        Field::RelPath => {
-            let rest = path.get(root.len()..).unwrap_or_default();
-            rest.strip_prefix(b"/").unwrap_or(rest).to_vec()
-        }
-        Field::StartPoint => root.to_vec(),
+        Field::RelPath => entry.relative_path(),
+        Field::StartPoint => entry.start_point().to_vec(),
         Field::Depth => entry.depth().to_string().into_bytes(),
         Field::Size => meta()?.size.to_string().into_bytes(),
         Field::Blocks => meta()?.blocks.to_string().into_bytes(),

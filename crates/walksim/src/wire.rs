@@ -6,7 +6,7 @@
 
 use canopy_dist::termination::Signal;
 use canopy_engine::remote::{DirSpec, RemoteTask, RemoteWork};
-use canopy_engine::{FileKind, Metadata, Timestamp};
+use canopy_engine::{FileKind, Metadata, StartPoint, Timestamp};
 
 /// An export id as a busy rank numbers them (a two-byte varint).
 const EXPORT_ID: u64 = 1_000;
@@ -124,9 +124,11 @@ fn spec(path_len: u32, name_len: u32, depth: u32) -> DirSpec<u64> {
         depth,
         follow: false,
         meta: Some(directory_metadata()),
-        start_path: b"/lustre/scratch/tree".to_vec(),
-        start_dev: Some(0x0000_0030_0000_0036),
-        start_follow: false,
+        start: StartPoint {
+            path: b"/lustre/scratch/tree".as_slice().into(),
+            dev: Some(0x0000_0030_0000_0036),
+            follow: false,
+        },
         ancestors: Vec::new(),
         data: DIR_DATA,
     }

@@ -9,10 +9,8 @@ use super::protocol::{RESULTS, WORK, WORK_REQUEST, decode, encode};
 use crate::stats::RankStats;
 use canopy_engine::remote::{RemoteTask, RemoteWork};
 use canopy_engine::sched::SAMPLE_INTERVAL;
-use canopy_engine::{Driver, Session, Visitor, WalkOptions, WalkOutcome};
+use canopy_engine::{DistributedVisitor, Driver, Session, Visitor, WalkOptions, WalkOutcome};
 use mpi::topology::SimpleCommunicator;
-use serde::Serialize;
-use serde::de::DeserializeOwned;
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
@@ -24,9 +22,7 @@ pub fn walk<V>(
     forwarder: &Forwarder,
 ) -> (WalkOutcome<V::State>, RankStats)
 where
-    V: Visitor,
-    V::Job: Serialize + DeserializeOwned,
-    V::DirData: Serialize + DeserializeOwned,
+    V: DistributedVisitor,
 {
     let comm = Comm::new(world);
     if comm.rank == 0 && comm.size > 1 {
@@ -51,9 +47,7 @@ fn master<V>(
     forwarder: &Forwarder,
 ) -> (WalkOutcome<V::State>, RankStats)
 where
-    V: Visitor,
-    V::Job: Serialize + DeserializeOwned,
-    V::DirData: Serialize + DeserializeOwned,
+    V: DistributedVisitor,
 {
     let started = Instant::now();
     let mut queue: VecDeque<Queued<V>> = roots
@@ -112,9 +106,7 @@ where
 /// A worker: asks the master for a task when idle, and sends every task its pool creates back.
 fn worker<V>(mut comm: Comm<'_>, driver: &Driver<'_, '_, '_, V>, forwarder: &Forwarder) -> RankStats
 where
-    V: Visitor,
-    V::Job: Serialize + DeserializeOwned,
-    V::DirData: Serialize + DeserializeOwned,
+    V: DistributedVisitor,
 {
     let alone = comm.size == 1;
     let mut last_tick = Instant::now();

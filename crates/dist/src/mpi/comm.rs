@@ -10,11 +10,10 @@ use super::transport::{Incoming, Transport};
 use crate::safra::{Safra, Step};
 use crate::stats::RankStats;
 use canopy_engine::remote::{Completion, RemoteTask};
-use canopy_engine::{Driver, Visitor};
+use canopy_engine::{DistributedVisitor, Driver};
 use mpi::collective::CommunicatorCollectives;
 use mpi::topology::{Communicator, SimpleCommunicator};
 use serde::Serialize;
-use serde::de::DeserializeOwned;
 use std::time::{Duration, Instant};
 
 /// Work on the wire: the rank whose directories the tasks belong to (completions go there), and
@@ -75,11 +74,7 @@ impl<'w> Comm<'w> {
     }
 
     /// Imports a batch of work (a basic message).
-    pub fn take_work<V: Visitor>(&mut self, driver: &Driver<'_, '_, '_, V>, bytes: &[u8])
-    where
-        V::Job: Serialize + DeserializeOwned,
-        V::DirData: Serialize + DeserializeOwned,
-    {
+    pub fn take_work<V: DistributedVisitor>(&mut self, driver: &Driver<'_, '_, '_, V>, bytes: &[u8]) {
         self.safra.received_basic();
         let (origin, tasks): WorkBatch<V::Job, V::DirData> = decode(bytes);
         self.stats.tasks_imported += tasks.len() as u64;
@@ -89,16 +84,12 @@ impl<'w> Comm<'w> {
     }
 
     /// Handles the messages both schedulers share; returns the message back if it is not one.
-    pub fn handle_common<V: Visitor>(
+    pub fn handle_common<V: DistributedVisitor>(
         &mut self,
         driver: &Driver<'_, '_, '_, V>,
         forwarder: &Forwarder,
         message: Incoming,
-    ) -> Option<Incoming>
-    where
-        V::Job: Serialize + DeserializeOwned,
-        V::DirData: Serialize + DeserializeOwned,
-    {
+    ) -> Option<Incoming> {
         match message.tag {
             COMPLETE => {
                 self.safra.received_basic();
@@ -118,11 +109,7 @@ impl<'w> Comm<'w> {
     }
 
     /// Reports imported directories finished here to the ranks they came from.
-    pub fn report_completions<V: Visitor>(&mut self, driver: &Driver<'_, '_, '_, V>) -> bool
-    where
-        V::Job: Serialize + DeserializeOwned,
-        V::DirData: Serialize + DeserializeOwned,
-    {
+    pub fn report_completions<V: DistributedVisitor>(&mut self, driver: &Driver<'_, '_, '_, V>) -> bool {
         let finished = driver.take_finished_imports();
         let any = !finished.is_empty();
         for done in finished {

@@ -14,7 +14,7 @@ use crate::sched_kind::SchedKind;
 use crate::stats::{ClusterStats, RankStats, STATS_VERSION};
 use crate::victims::Topology;
 use canopy_engine::output::Sink;
-use canopy_engine::{Visitor, WalkOptions, WalkOutcome};
+use canopy_engine::{DistributedVisitor, WalkOptions, WalkOutcome};
 use forward::Forwarder;
 pub use messenger::MpiMessenger;
 use mpi::collective::{CommunicatorCollectives, Root, SystemOperation};
@@ -56,9 +56,7 @@ impl MpiWorld {
         plan: &Plan,
     ) -> WalkOutcome<V::State>
     where
-        V: Visitor,
-        V::Job: Serialize + DeserializeOwned,
-        V::DirData: Serialize + DeserializeOwned,
+        V: DistributedVisitor,
     {
         let roots: &[Vec<u8>] = if self.rank() == 0 { roots } else { &[] };
         let (outcome, mut rank_stats) = match plan.sched {

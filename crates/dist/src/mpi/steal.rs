@@ -9,10 +9,8 @@ use crate::sched_kind::SchedKind;
 use crate::stats::RankStats;
 use crate::victims::{Topology, Victims};
 use canopy_engine::sched::SAMPLE_INTERVAL;
-use canopy_engine::{Driver, Session, Visitor, WalkOptions, WalkOutcome};
+use canopy_engine::{DistributedVisitor, Driver, Session, WalkOptions, WalkOutcome};
 use mpi::topology::SimpleCommunicator;
-use serde::Serialize;
-use serde::de::DeserializeOwned;
 use std::time::{Duration, Instant};
 
 pub fn walk<V>(
@@ -25,9 +23,7 @@ pub fn walk<V>(
     forwarder: &Forwarder,
 ) -> (WalkOutcome<V::State>, RankStats)
 where
-    V: Visitor,
-    V::Job: Serialize + DeserializeOwned,
-    V::DirData: Serialize + DeserializeOwned,
+    V: DistributedVisitor,
 {
     let mut options = options.clone();
     if kind == SchedKind::Deqs {
@@ -60,9 +56,7 @@ struct StealLoop<'w> {
 impl StealLoop<'_> {
     fn run<V>(mut self, driver: &Driver<'_, '_, '_, V>, forwarder: &Forwarder) -> RankStats
     where
-        V: Visitor,
-        V::Job: Serialize + DeserializeOwned,
-        V::DirData: Serialize + DeserializeOwned,
+        V: DistributedVisitor,
     {
         let mut last_tick = Instant::now();
         while !self.comm.stopping {

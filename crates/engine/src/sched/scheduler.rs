@@ -20,14 +20,18 @@ pub struct StealStats {
 /// exists and none can appear — the walk is complete. Idle workers park on a condvar; a push wakes one
 /// when any are parked. The sleeper increments `idle` and then checks the queue lengths, the pusher
 /// stores the length and then checks `idle`, all sequentially consistent, so a wake-up cannot be lost.
+///
+/// Every push and finished task writes `pending`, every push reads `idle`, every request for a task
+/// reads `stopped`: each has a cache line of its own, as each queue has, so that writing one does
+/// not take the line of the others away from every core.
 pub struct Scheduler<T> {
     /// One queue per possible worker, plus the injector (last) for work arriving from outside.
     queues: Box<[CachePadded<WorkQueue<T>>]>,
     stats: Box<[CachePadded<StealStats>]>,
     started: AtomicUsize,
-    pending: AtomicUsize,
-    idle: AtomicUsize,
-    stopped: AtomicBool,
+    pending: CachePadded<AtomicUsize>,
+    idle: CachePadded<AtomicUsize>,
+    stopped: CachePadded<AtomicBool>,
     /// While held, an empty pool is not the end: more work may arrive from other ranks.
     held: AtomicBool,
     sleep: Mutex<()>,
@@ -43,9 +47,9 @@ impl<T: Send> Scheduler<T> {
             queues: (0..=max_workers).map(|_| CachePadded::new(WorkQueue::default())).collect(),
             stats: (0..max_workers).map(|_| CachePadded::new(StealStats::default())).collect(),
             started: AtomicUsize::new(0),
-            pending: AtomicUsize::new(0),
-            idle: AtomicUsize::new(0),
-            stopped: AtomicBool::new(false),
+            pending: CachePadded::new(AtomicUsize::new(0)),
+            idle: CachePadded::new(AtomicUsize::new(0)),
+            stopped: CachePadded::new(AtomicBool::new(false)),
             held: AtomicBool::new(false),
             sleep: Mutex::new(()),
             work_ready: Condvar::new(),
@@ -219,13 +223,15 @@ impl<T: Send> Scheduler<T> {
         if candidate == workers { self.max_workers() } else { candidate }
     }
 
+    /// Steals from random victims, drawn afresh for each try (the seed's choice: probing on from a
+    /// random start would favour the queue after a run of empty ones). The tries are bounded; a
+    /// worker that found nothing parks, and parking returns at once while any queue holds work.
     fn steal_into(&self, worker: usize, rng: &mut fastrand::Rng) -> Option<T> {
         let n = self.workers();
-        let start = rng.usize(0..=n);
         let stats = &self.stats[worker];
-        for k in 0..=n {
-            let victim = self.slot((start + k) % (n + 1), n);
-            if victim == worker || self.queues[victim].is_empty() {
+        for _ in 0..=n {
+            let victim = self.random_victim(worker, n, rng);
+            if self.queues[victim].is_empty() {
                 continue;
             }
             stats.requests.fetch_add(1, Ordering::Relaxed);
@@ -240,6 +246,13 @@ impl<T: Send> Scheduler<T> {
             return Some(task);
         }
         None
+    }
+
+    /// A queue slot other than `worker`'s, uniformly among the other workers' queues and the
+    /// injector (`worker` is one of the `workers` started).
+    fn random_victim(&self, worker: usize, workers: usize, rng: &mut fastrand::Rng) -> usize {
+        let candidate = rng.usize(0..workers);
+        self.slot(if candidate >= worker { candidate + 1 } else { candidate }, workers)
     }
 
     /// Parks until work may be available (true) or the pool stopped (false).
@@ -317,6 +330,31 @@ mod tests {
                 assert_eq!(ran.load(Ordering::Relaxed), expected_count, "{split:?} {threads}");
                 assert_eq!(sum.load(Ordering::Relaxed), expected_sum, "{split:?} {threads}");
                 assert_eq!(sched.pending(), 0);
+            }
+        }
+    }
+
+    /// Victims are drawn uniformly from every queue but the thief's own, the injector included.
+    #[test]
+    fn victims_are_random_among_the_other_queues() {
+        let (max, workers, thief) = (8, 5, 2);
+        let sched = Scheduler::<()>::new(max, SplitMode::Equal);
+        let mut rng = fastrand::Rng::with_seed(7);
+        let mut drawn = vec![0u32; max + 1];
+        let draws = 40_000;
+        for _ in 0..draws {
+            drawn[sched.random_victim(thief, workers, &mut rng)] += 1;
+        }
+        let expected = draws / workers as u32;
+        for (slot, &count) in drawn.iter().enumerate() {
+            let candidate = (slot < workers && slot != thief) || slot == max;
+            if candidate {
+                assert!(
+                    count.abs_diff(expected) < expected / 10,
+                    "slot {slot} drawn {count} times: {drawn:?}"
+                );
+            } else {
+                assert_eq!(count, 0, "slot {slot} is the thief's own or no started worker's: {drawn:?}");
             }
         }
     }

@@ -13,7 +13,8 @@ use crate::common::{Mirror, lookup, print_error, split_relative};
 use canopy_engine::output::{OutBuf, Sink};
 use canopy_engine::sys::open_beneath;
 use canopy_engine::{
-    Action, Cx, DirNode, Entry, Errno, FileKind, Metadata, Op, Visitor, WalkError, join_path,
+    Action, Cx, DirNode, DistributedVisitor, Entry, Errno, FileKind, Metadata, Op, Visitor, WalkError,
+    join_path,
 };
 use rustix::fd::{AsFd, OwnedFd};
 use rustix::fs::{CWD, Mode, OFlags, openat, readlinkat};
@@ -336,6 +337,13 @@ impl Visitor for Compare {
         self.compare_chunk(cx, state, chunk);
     }
 
+    fn error(&self, error: &WalkError) -> bool {
+        print_error("cmp", error);
+        true
+    }
+}
+
+impl DistributedVisitor for Compare {
     fn stand_in_data(&self, dir: &DirNode<CmpDir>) -> CmpDir {
         let side = dir.data.side;
         let other = Mirror::beneath(self.other_root(side), true, dir.relative_path());
@@ -354,10 +362,5 @@ impl Visitor for Compare {
                 self.emit(state, &done.item.path, Difference::Content);
             }
         }
-    }
-
-    fn error(&self, error: &WalkError) -> bool {
-        print_error("cmp", error);
-        true
     }
 }

@@ -2,9 +2,9 @@
 //! or compare). The process that opened a file keeps it here, under an id unique over the
 //! processes of a walk, until its last piece is done — wherever that piece was done: a piece done
 //! on another process is reported back in the data of the directory it counts toward
-//! ([`PieceReports`], filled through `Cx::job_dir` and folded in by `Visitor::absorb_completed`),
-//! hop by hop along the way the work went out — as one count per file, whatever the number of
-//! pieces.
+//! ([`PieceReports`], filled through `Cx::job_dir` and folded in by
+//! `DistributedVisitor::absorb_completed`), hop by hop along the way the work went out — as one
+//! count per file, whatever the number of pieces.
 
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;

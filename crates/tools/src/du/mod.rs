@@ -7,7 +7,7 @@
 //! show it — so memory follows the output, not the number of entries. Hard links are counted once
 //! by a rule that does not depend on timing ([`links`]). GNU du's lines come out argument after
 //! argument ([`order`]). Under MPI each rank sums what it walks; directories split between ranks
-//! are folded together by the engine (`Visitor::absorb`), and rank 0 prints.
+//! are folded together by the engine (`DistributedVisitor::absorb`), and rank 0 prints.
 
 mod args;
 mod chart;

@@ -15,8 +15,8 @@ use super::usage::Usage;
 use crate::common::print_error;
 use crate::common::records::{Record, RecordBuffer, RecordOutput};
 use canopy_engine::{
-    Action, Cx, DirNode, Entry, Errno, ErrorKind, FileKind, Follow, Metadata, Op, Visitor, WalkError,
-    errno_message, join_path,
+    Action, Cx, DirNode, DistributedVisitor, Entry, Errno, ErrorKind, FileKind, Follow, Metadata, Op,
+    Visitor, WalkError, errno_message, join_path,
 };
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -78,10 +78,7 @@ impl<'a> DuVisitor<'a> {
     }
 
     fn root_of(&self, entry: &Entry<'_, Tally>) -> u32 {
-        match entry.dir() {
-            None => self.roots.position(entry.name_cstr().to_bytes()),
-            Some(dir) => self.roots.position(&dir.start().path),
-        }
+        self.roots.position(entry.start_point())
     }
 
     fn place(&self, root: u32, path: &[u8]) -> Place {
@@ -316,10 +313,6 @@ impl<'a> Visitor for DuVisitor<'a> {
         }
     }
 
-    fn absorb(&self, into: &Tally, from: Tally) {
-        into.absorb(from);
-    }
-
     fn error(&self, error: &WalkError) -> bool {
         if let ErrorKind::Io { op: Op::Stat, .. } = error.kind
             && let Some(root) = self.roots.find(&error.path)
@@ -349,5 +342,11 @@ impl<'a> Visitor for DuVisitor<'a> {
             _ => print_error("du", error),
         }
         true
+    }
+}
+
+impl<'a> DistributedVisitor for DuVisitor<'a> {
+    fn absorb(&self, into: &Tally, from: Tally) {
+        into.absorb(from);
     }
 }

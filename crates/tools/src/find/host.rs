@@ -18,14 +18,6 @@ fn sink_index(output: Output) -> usize {
     }
 }
 
-/// The starting point `entry` was found under (for `%H` and `%P`).
-fn root_of(entry: &Entry<'_, ()>) -> Vec<u8> {
-    match entry.dir() {
-        Some(dir) => dir.ancestors().last().map_or_else(Vec::new, |root| root.path().to_vec()),
-        None => entry.path(),
-    }
-}
-
 impl<'p> Host<()> for FindHost<'_, 'p> {
     fn action(&mut self, index: usize, entry: &Entry<'_, ()>) -> bool {
         match &self.find.program.actions[index] {
@@ -41,12 +33,11 @@ impl<'p> Host<()> for FindHost<'_, 'p> {
                 true
             }
             Action::Printf { format, output } => {
-                let root = root_of(entry);
                 let mut failure = None;
                 self.state.outputs.emit(
                     sink_index(*output),
                     || entry.path(),
-                    |out| failure = format.render(entry, &root, out).err(),
+                    |out| failure = format.render(entry, out).err(),
                 );
                 match failure {
                     Some(RenderError::Stat(errno)) => self.error(entry, errno),

@@ -6,7 +6,9 @@ use super::host::FindHost;
 use super::output::{OutputPolicy, Outputs, Record, StdoutGate};
 use canopy_dist::Cluster;
 use canopy_engine::output::Sink;
-use canopy_engine::{Action, Cx, DirNode, Entry, Errno, FileKind, Op, Visitor, WalkError};
+use canopy_engine::{
+    Action, Cx, DirNode, DistributedVisitor, Entry, Errno, FileKind, Op, Visitor, WalkError,
+};
 use canopy_expr::{Flow, LsWidths, Program, eval};
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -217,3 +219,5 @@ impl Visitor for Find<'_> {
         true
     }
 }
+
+impl DistributedVisitor for Find<'_> {}

@@ -9,7 +9,8 @@ use super::search::{FileSearch, Found};
 use super::select::Selection;
 use crate::common::print_error;
 use canopy_engine::{
-    Action, Cx, Entry, Errno, ErrorKind, FileKind, Op, Visitor, WalkError, errno_message, join_path,
+    Action, Cx, DistributedVisitor, Entry, Errno, ErrorKind, FileKind, Op, Visitor, WalkError, errno_message,
+    join_path,
 };
 use grep_searcher::{Searcher, SearcherBuilder};
 use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
@@ -232,3 +233,5 @@ impl Visitor for Grep {
         true
     }
 }
+
+impl DistributedVisitor for Grep {}

@@ -4,8 +4,12 @@ use super::{RemoveDir, Selection, Selector};
 use crate::common::guard::{Protected, last_component_is_dot};
 use crate::common::{print_error, quote};
 use canopy_engine::output::{OutBuf, Sink};
-use canopy_engine::{Action, Cx, DirNode, Entry, Errno, ErrorKind, FileKind, Op, Visitor, WalkError};
+use canopy_engine::{
+    Action, Cx, DirNode, DistributedVisitor, Entry, Errno, ErrorKind, FileKind, Op, Visitor, WalkError,
+};
 use rustix::fd::AsFd;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -336,6 +340,30 @@ impl<S: Selector> Visitor for Remover<S> {
         }
     }
 
+    fn error(&self, error: &WalkError) -> bool {
+        let errno = error.errno();
+        if self.conduct.force && matches!(errno, Some(Errno::NOENT | Errno::NOTDIR)) {
+            // rm -f: what does not exist is already removed.
+            return false;
+        }
+        if let ErrorKind::Io { op: Op::OpenDir | Op::ReadDir, .. } = error.kind {
+            self.unreadable.lock().unwrap_or_else(|e| e.into_inner()).insert(error.path.clone());
+        }
+        match errno {
+            Some(errno) if self.conduct.rm_messages => {
+                let reason = canopy_engine::errno_message(errno);
+                print_error(self.tool, format_args!("cannot remove {}: {reason}", quote(&error.path)));
+            }
+            _ => print_error(self.tool, error),
+        }
+        true
+    }
+}
+
+impl<S: Selector> DistributedVisitor for Remover<S>
+where
+    S::Data: Serialize + DeserializeOwned,
+{
     fn stand_in_data(&self, dir: &DirNode<Self::DirData>) -> Self::DirData {
         RemoveDir {
             doomed: dir.data.doomed,
@@ -357,24 +385,5 @@ impl<S: Selector> Visitor for Remover<S> {
         if from.failed.into_inner() {
             into.failed.store(true, Ordering::Relaxed);
         }
-    }
-
-    fn error(&self, error: &WalkError) -> bool {
-        let errno = error.errno();
-        if self.conduct.force && matches!(errno, Some(Errno::NOENT | Errno::NOTDIR)) {
-            // rm -f: what does not exist is already removed.
-            return false;
-        }
-        if let ErrorKind::Io { op: Op::OpenDir | Op::ReadDir, .. } = error.kind {
-            self.unreadable.lock().unwrap_or_else(|e| e.into_inner()).insert(error.path.clone());
-        }
-        match errno {
-            Some(errno) if self.conduct.rm_messages => {
-                let reason = canopy_engine::errno_message(errno);
-                print_error(self.tool, format_args!("cannot remove {}: {reason}", quote(&error.path)));
-            }
-            _ => print_error(self.tool, error),
-        }
-        true
     }
 }

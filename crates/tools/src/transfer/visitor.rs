@@ -14,7 +14,9 @@ use super::temp::is_temp_name;
 use super::{Transfer, marker};
 use crate::common::{Mirror, print_error, wire};
 use canopy_engine::output::OutBuf;
-use canopy_engine::{Action, Cx, DirFd, DirNode, Entry, Errno, FileKind, Metadata, Op, Visitor, WalkError};
+use canopy_engine::{
+    Action, Cx, DirFd, DirNode, DistributedVisitor, Entry, Errno, FileKind, Metadata, Op, Visitor, WalkError,
+};
 use rustix::fd::AsFd;
 use rustix::fs::{AtFlags, Mode, fsync, mkdirat, unlinkat};
 use serde::{Deserialize, Serialize};
@@ -369,20 +371,6 @@ impl Visitor for Transfer {
         dir.data.mirror.close();
     }
 
-    fn stand_in_data(&self, dir: &DirNode<DestDir>) -> DestDir {
-        DestDir::lend(dir)
-    }
-
-    fn absorb_completed(
-        &self,
-        cx: &mut Cx<'_, Self>,
-        state: &mut TransferState,
-        dir: &Arc<DirNode<DestDir>>,
-        from: DestDir,
-    ) {
-        self.absorb_chunks(cx, state, dir, from);
-    }
-
     fn run_job(&self, cx: &mut Cx<'_, Self>, state: &mut TransferState, job: Job) {
         match job {
             Job::Chunk(chunk) => self.run_chunk(cx, state, chunk),
@@ -401,5 +389,21 @@ impl Visitor for Transfer {
         self.problems.fetch_add(1, Ordering::Relaxed);
         print_error(self.tool, error);
         true
+    }
+}
+
+impl DistributedVisitor for Transfer {
+    fn stand_in_data(&self, dir: &DirNode<DestDir>) -> DestDir {
+        DestDir::lend(dir)
+    }
+
+    fn absorb_completed(
+        &self,
+        cx: &mut Cx<'_, Self>,
+        state: &mut TransferState,
+        dir: &Arc<DirNode<DestDir>>,
+        from: DestDir,
+    ) {
+        self.absorb_chunks(cx, state, dir, from);
     }
 }

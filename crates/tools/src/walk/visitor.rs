@@ -3,7 +3,7 @@
 
 use super::summary::{Seen, Summary};
 use crate::common::records::{Record, RecordBuffer, RecordOutput};
-use canopy_engine::{Action, Cx, DirNode, Entry, Op, Timestamp, Visitor, WalkError};
+use canopy_engine::{Action, Cx, DirNode, DistributedVisitor, Entry, Op, Timestamp, Visitor, WalkError};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -71,7 +71,9 @@ impl<'o> Visitor for WalkVisitor<'o> {
         let entries = dir.data.load(Ordering::Relaxed);
         state.summary.add_dir_width(entries, || dir.path().to_vec());
     }
+}
 
+impl<'o> DistributedVisitor for WalkVisitor<'o> {
     /// Entries of this directory counted by another rank (under MPI, part of a big directory was
     /// visited there).
     fn absorb(&self, into: &AtomicU64, from: AtomicU64) {
