@@ -60,6 +60,10 @@ pub enum Command {
 
 impl Command {
     pub fn run(self, cluster: &canopy_dist::Cluster) -> ExitCode {
+        if let Some(walk) = self.walk_args() {
+            // Before the tool's first collective: a rank stopped at any point of the job is found.
+            cluster.watch(walk.plan().timeout);
+        }
         match self {
             Command::Find(args) => canopy_tools::find::run(args, cluster).into(),
             Command::Dirsvc(args) => canopy_dirsvc::cli::run(args),
@@ -85,6 +89,23 @@ impl Command {
                 let lost = canopy_tools::common::print_stdout(&script);
                 if lost { ExitCode::FAILURE } else { ExitCode::SUCCESS }
             }
+        }
+    }
+}
+
+impl Command {
+    /// The tree tools' shared walk options.
+    fn walk_args(&self) -> Option<&canopy_tools::common::WalkArgs> {
+        match self {
+            Command::Find(args) => Some(&args.walk),
+            Command::Grep(args) => Some(&args.options.walk),
+            Command::Walk(args) => Some(&args.walk),
+            Command::Du(args) => Some(&args.walk),
+            Command::Cmp(args) => Some(&args.walk),
+            Command::Cp(args) => Some(&args.walk),
+            Command::Sync(args) => Some(&args.walk),
+            Command::Rm(args) => Some(&args.walk),
+            _ => None,
         }
     }
 }

@@ -15,12 +15,20 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+/// Exit status of an MPI job aborted because a rank did not answer within [`Plan::timeout`] (the
+/// group layer's for a hung rank too).
+pub const NO_ANSWER_EXIT: u8 = 1;
+
 /// How a walk is spread over the cluster.
 #[derive(Clone, Debug, Default)]
 pub struct Plan {
     pub sched: SchedKind,
     /// Write per-rank statistics as JSON here (rank 0 writes).
     pub stats_file: Option<PathBuf>,
+    /// Under MPI: a rank that does not answer for this long (stopped, partitioned, dead) aborts
+    /// the job with exit status [`crate::NO_ANSWER_EXIT`], from the walk to the end of the job;
+    /// `None` waits forever. A busy rank still answers.
+    pub timeout: Option<std::time::Duration>,
 }
 
 pub struct Cluster {
@@ -124,6 +132,19 @@ impl Cluster {
         }
         eprintln!("canopy: {message}");
         code
+    }
+
+    /// Under MPI, from now on to the end of the job: a rank that does not answer for `timeout`
+    /// (stopped, partitioned, dead) makes the job abort with a message naming it and exit status
+    /// [`NO_ANSWER_EXIT`]. `None` leaves it as it is. Each rank answers from a thread of its own, so
+    /// a busy rank never counts as silent. [`Cluster::walk`] calls it with [`Plan::timeout`]; call it
+    /// earlier to cover collectives before the walk. One process: nothing to watch.
+    #[cfg_attr(not(feature = "mpi"), allow(unused_variables))]
+    pub fn watch(&self, timeout: Option<std::time::Duration>) {
+        #[cfg(feature = "mpi")]
+        if let Kind::Mpi(w) = &self.kind {
+            w.watch(timeout);
+        }
     }
 
     /// Whether this process prints results (rank 0).

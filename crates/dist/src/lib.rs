@@ -6,7 +6,9 @@
 //! whole rank is idle, reporting finished imported subtrees back to where their parents live, and
 //! passing the termination token. The schedulers are the seed paper's (§IV): DRQS, DEQS, PA-DRQS,
 //! H-DRQS (the default) and the centralised CP baseline — see [`SchedKind`]. Termination is
-//! Safra's message-counting version of Dijkstra's token ring ([`safra`]).
+//! Safra's message-counting version of Dijkstra's token ring ([`safra`]). A heartbeat thread per
+//! rank answers pings and watches the next rank, so a rank that stops answering ends the job
+//! within [`Plan::timeout`] instead of hanging it ([`Cluster::watch`]).
 //!
 //! Without the `mpi` cargo feature (or when not started by an MPI launcher) a [`Cluster`] is a
 //! single local process and every call is the plain engine's; a launch of several tasks that
@@ -28,7 +30,7 @@ pub mod stats;
 pub mod termination;
 pub mod victims;
 
-pub use cluster::{Cluster, Plan};
+pub use cluster::{Cluster, NO_ANSWER_EXIT, Plan};
 pub use messenger::Messenger;
 pub use sched_kind::SchedKind;
 pub use stats::{ClusterStats, RankStats};

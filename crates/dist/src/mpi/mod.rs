@@ -8,6 +8,7 @@ mod messenger;
 mod protocol;
 mod steal;
 mod transport;
+mod watchdog;
 
 use crate::cluster::{Plan, hostname, write_stats};
 use crate::sched_kind::SchedKind;
@@ -23,9 +24,15 @@ use mpi::topology::{Communicator, SimpleCommunicator};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use std::sync::Arc;
+use watchdog::Watchdog;
 
 pub struct MpiWorld {
-    /// Dropping the universe finalises MPI, after everything else here.
+    /// Dropped first: its thread stops before MPI is finalised. `None` when the MPI library cannot
+    /// serve a second thread, or the job has one rank.
+    watchdog: Option<Watchdog>,
+    /// Said once that there is no watchdog.
+    unwatched: std::sync::Once,
+    /// Dropping the universe finalises MPI.
     _universe: Universe,
     world: SimpleCommunicator,
     topology: Topology,
@@ -34,10 +41,20 @@ pub struct MpiWorld {
 
 impl MpiWorld {
     pub fn init() -> Option<MpiWorld> {
-        let (universe, _threading) = mpi::initialize_with_threading(mpi::Threading::Funneled)?;
+        // The walk makes its MPI calls from one thread; the watchdog's heartbeat thread is the other.
+        let (universe, threading) = mpi::initialize_with_threading(mpi::Threading::Multiple)?;
         let world = universe.world();
         let topology = discover_topology(&world);
-        Some(MpiWorld { _universe: universe, world, topology, forwarder: Arc::new(Forwarder::default()) })
+        let watchdog =
+            (threading == mpi::Threading::Multiple && world.size() > 1).then(|| Watchdog::start(&world));
+        Some(MpiWorld {
+            watchdog,
+            unwatched: std::sync::Once::new(),
+            _universe: universe,
+            world,
+            topology,
+            forwarder: Arc::new(Forwarder::default()),
+        })
     }
 
     pub fn rank(&self) -> u32 {
@@ -58,6 +75,7 @@ impl MpiWorld {
     where
         V: DistributedVisitor,
     {
+        self.watch(plan.timeout);
         let roots: &[Vec<u8>] = if self.rank() == 0 { roots } else { &[] };
         let (outcome, mut rank_stats) = match plan.sched {
             SchedKind::Cp => central::walk(&self.world, roots, options, visitor, &self.forwarder),
@@ -80,6 +98,20 @@ impl MpiWorld {
             }
         }
         outcome
+    }
+
+    /// See [`crate::Cluster::watch`].
+    pub fn watch(&self, timeout: Option<std::time::Duration>) {
+        let Some(timeout) = timeout else { return };
+        match &self.watchdog {
+            Some(watchdog) => watchdog.arm(timeout),
+            None if self.size() > 1 && self.rank() == 0 => self.unwatched.call_once(|| {
+                eprintln!(
+                    "canopy: warning: this MPI library serves one thread only: --timeout is not enforced"
+                )
+            }),
+            None => {}
+        }
     }
 
     /// Gathers every rank's serialised value at rank 0 and folds them in rank order.

@@ -3,9 +3,10 @@ use canopy_engine::sched::thread_limit;
 use canopy_engine::{SplitMode, ThreadPolicy, WalkOptions};
 use clap::Args;
 use std::path::PathBuf;
+use std::time::Duration;
 
 /// Flags every tree tool takes: threads, work splitting, and (under mpirun) the scheduler.
-#[derive(Args, Clone, Debug, Default)]
+#[derive(Args, Clone, Debug)]
 pub struct WalkArgs {
     /// Worker threads. Default (or 0): one per core, growing (up to 128) while the file system
     /// keeps the workers waiting — a warm local disk stays at the core count, NFS/Lustre/FUSE grow.
@@ -26,6 +27,19 @@ pub struct WalkArgs {
     /// JSON to FILE; draw them with `canopy report`.
     #[arg(long, value_name = "FILE")]
     pub stats: Option<PathBuf>,
+
+    /// Under mpirun/srun: a rank that does not answer for SECONDS (stopped, partitioned or dead)
+    /// ends the job with a message naming it and exit status 1; 0 waits forever. A busy rank
+    /// still answers, however long its directories take.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60.0, value_parser = parse_timeout)]
+    pub timeout: f64,
+}
+
+fn parse_timeout(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(seconds) if seconds >= 0.0 && seconds.is_finite() => Ok(seconds),
+        _ => Err(format!("'{text}' is not a number of seconds (0 or more)")),
+    }
 }
 
 impl WalkArgs {
@@ -48,6 +62,7 @@ impl WalkArgs {
 
     /// How the walk is spread over MPI ranks (a plain local walk otherwise).
     pub fn plan(&self) -> Plan {
-        Plan { sched: self.sched, stats_file: self.stats.clone() }
+        let timeout = (self.timeout > 0.0).then(|| Duration::from_secs_f64(self.timeout));
+        Plan { sched: self.sched, stats_file: self.stats.clone(), timeout }
     }
 }
