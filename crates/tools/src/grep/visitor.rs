@@ -8,9 +8,8 @@ use super::pattern::Pattern;
 use super::search::{FileSearch, Found};
 use super::select::Selection;
 use crate::common::print_error;
-use canopy_engine::{
-    Action, Cx, Entry, Errno, ErrorKind, FileKind, Op, Visitor, WalkError, errno_message, join_path,
-};
+use canopy_engine::{Action, Cx, Entry, Errno, ErrorKind, FileKind, Op, Visitor, WalkError, errno_message};
+use canopy_util::path::join_path;
 use grep_searcher::{Searcher, SearcherBuilder};
 use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
 use rustix::fs::{Mode as FileMode, OFlags};
