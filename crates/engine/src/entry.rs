@@ -1,8 +1,9 @@
 //! What a visitor sees for each file: name, type from `d_type`, and metadata fetched only on demand.
 
 use crate::meta::{FileKind, Metadata};
-use crate::node::{DirNode, below_start, join_path};
+use crate::node::{DirNode, below_start};
 use crate::sys::{stat_at, stat_path};
+use canopy_util::path::{join_path, last_component};
 use rustix::fd::BorrowedFd;
 use rustix::io::Errno;
 use std::cell::OnceCell;
@@ -117,17 +118,7 @@ impl<'a, D> Entry<'a, D> {
     /// with trailing slashes removed (`/` stays `/`).
     pub fn file_name(&self) -> &'a [u8] {
         let name = self.name.to_bytes();
-        if self.parent.is_some() {
-            return name;
-        }
-        let trimmed = &name[..name.len() - name.iter().rev().take_while(|&&b| b == b'/').count()];
-        if trimmed.is_empty() {
-            return if name.is_empty() { name } else { &name[..1] };
-        }
-        match trimmed.iter().rposition(|&b| b == b'/') {
-            Some(i) => &trimmed[i + 1..],
-            None => trimmed,
-        }
+        if self.parent.is_some() { name } else { last_component(name) }
     }
 
     /// Appends the full path to `out`.

@@ -68,11 +68,7 @@ impl fmt::Display for WalkError {
 
 /// The C library's text for an errno, without Rust's " (os error N)" suffix.
 pub fn errno_message(errno: Errno) -> String {
-    let text = std::io::Error::from_raw_os_error(errno.raw_os_error()).to_string();
-    match text.rfind(" (os error") {
-        Some(cut) => text[..cut].to_string(),
-        None => text,
-    }
+    canopy_util::errors::errno_message(errno.raw_os_error())
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 
 use crate::meta::Metadata;
 use crate::sys::{CachedFd, PinnedFd, open_beneath, open_dir_at, open_path};
+use canopy_util::path::join_path;
 use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
 use rustix::io::Errno;
 use serde::{Deserialize, Serialize};
@@ -350,28 +351,9 @@ pub(crate) fn below_start<'p>(path: &'p [u8], start: &[u8]) -> &'p [u8] {
     rest.strip_prefix(b"/").unwrap_or(rest)
 }
 
-/// Joins a directory path and a name as find does: no extra `/` after a path that ends in one.
-pub fn join_path(dir: &[u8], name: &[u8]) -> Vec<u8> {
-    let mut path = Vec::with_capacity(dir.len() + 1 + name.len());
-    path.extend_from_slice(dir);
-    if !dir.ends_with(b"/") {
-        path.push(b'/');
-    }
-    path.extend_from_slice(name);
-    path
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn join_like_find() {
-        assert_eq!(join_path(b"a", b"b"), b"a/b");
-        assert_eq!(join_path(b"a/", b"b"), b"a/b");
-        assert_eq!(join_path(b"/", b"b"), b"/b");
-        assert_eq!(join_path(b"a//", b"b"), b"a//b");
-    }
 
     #[test]
     fn reopens_through_ancestors_when_not_cached() {

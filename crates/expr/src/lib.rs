@@ -9,7 +9,6 @@ mod eval;
 mod fstype;
 mod glob;
 mod gnu_regex;
-mod ids;
 mod locale;
 mod ls;
 mod mode;
@@ -18,6 +17,9 @@ mod parse;
 mod printf;
 mod program;
 mod time;
+
+// User and group names for -user, -group, -nouser, -nogroup, %u, %g and -ls.
+use canopy_util::owners as ids;
 
 pub use ast::{Cmp, Cost, Expr, Num, Test};
 pub use eval::{Flow, Host, eval};
@@ -30,6 +32,5 @@ pub use program::{Action, Exec, GlobalOptions, Output, Program, StartList};
 /// The pieces of an `ls -l` line, for other listings (`canopy group stat`).
 pub mod listing {
     pub use crate::clock::{local_tm, strftime};
-    pub use crate::ids::{group_name, user_name};
     pub use crate::printf::mode_string;
 }

@@ -10,7 +10,7 @@ use crate::verify::{SpanDigests, verify};
 use canopy_dist::Cluster;
 use canopy_group::{FileOp, Group, GroupError, OpenFlags, Registry, Runtime, Transport, Whence};
 use canopy_nodeset::RangeSet;
-use canopy_tools::transfer::parse_size;
+use canopy_util::size::parse_size;
 use clap::Args;
 use std::ffi::CString;
 use std::fs::File;
@@ -167,7 +167,7 @@ fn prepare(args: &PcpArgs) -> Result<(File, Plan), (u8, String)> {
     if name.is_empty() || name == "." || name == ".." {
         return Err((2, format!("{dest}: not a file name")));
     }
-    let temp_name = canopy_tools::transfer::temp::temp_name(
+    let temp_name = canopy_util::temp_name::temp_name(
         &CString::new(name).map_err(|_| (2, format!("{dest}: NUL in the name")))?,
     );
     let temp = format!("{dir}/{}", temp_name.to_str().expect("hex digits"));
@@ -185,7 +185,7 @@ fn prepare(args: &PcpArgs) -> Result<(File, Plan), (u8, String)> {
 }
 
 pub(crate) fn strerror(e: &std::io::Error) -> String {
-    canopy_tools::common::io_error_message(e)
+    canopy_util::errors::io_error_message(e)
 }
 
 /// What a copy achieved.

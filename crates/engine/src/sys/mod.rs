@@ -12,7 +12,7 @@ mod timing;
 pub use fdbudget::{fd_budget, fd_limit, original_nofile_limit};
 pub use fdcache::{CachedFd, PinnedFd, evict_one, open_cached_fds};
 pub use fstype::{FsClass, classify_fs};
-pub use open::{PATH_MAX, open_beneath, open_dir_at, open_path, split_parent};
+pub use open::{PATH_MAX, open_beneath, open_dir_at, open_path};
 pub use stat::{stat_at, stat_path};
 pub use timing::{IoTime, thread_io};
 pub(crate) use timing::{timed_open, timed_readdir, timed_stat};

@@ -55,17 +55,6 @@ pub fn open_beneath(root: &[u8], follow_root: bool, relative: &[u8], follow: boo
     Ok(fd)
 }
 
-/// Splits a path into (parent directory, final name) for stat-ing a root relative to its parent.
-/// Trailing slashes are kept with the name (`a/b/` → `a`, `b/`), so the kernel still checks it is a dir.
-pub fn split_parent(path: &[u8]) -> (&[u8], &[u8]) {
-    let trimmed = path.len() - path.iter().rev().take_while(|&&b| b == b'/').count();
-    match path[..trimmed].iter().rposition(|&b| b == b'/') {
-        Some(0) => (b"/", &path[1..]),
-        Some(i) => (&path[..i], &path[i + 1..]),
-        None => (b".", path),
-    }
-}
-
 /// The longest prefix of `path` below `PATH_MAX` that ends at a component boundary.
 fn take_piece(path: &[u8]) -> (&[u8], &[u8]) {
     if path.len() < PATH_MAX {
@@ -107,14 +96,6 @@ fn retry_on_fd_exhaustion<T>(mut op: impl FnMut() -> Result<T, Errno>) -> Result
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn split_parent_keeps_trailing_slash_with_name() {
-        assert_eq!(split_parent(b"a/b/"), (&b"a"[..], &b"b/"[..]));
-        assert_eq!(split_parent(b"/x"), (&b"/"[..], &b"x"[..]));
-        assert_eq!(split_parent(b"x"), (&b"."[..], &b"x"[..]));
-        assert_eq!(split_parent(b"a//b"), (&b"a/"[..], &b"b"[..]));
-    }
 
     #[test]
     fn pieces_stay_below_path_max() {

@@ -1,5 +1,6 @@
-use super::open::{PATH_MAX, open_path, split_parent, to_cstring};
+use super::open::{PATH_MAX, open_path, to_cstring};
 use crate::meta::Metadata;
+use canopy_util::path::split_parent;
 use rustix::fd::AsFd;
 use rustix::fs::{AtFlags, CWD, StatxFlags, statx};
 use rustix::io::Errno;

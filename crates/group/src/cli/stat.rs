@@ -4,7 +4,8 @@
 
 use crate::aggr::{Aggregation, Classes, Registry};
 use crate::value::{FileStat, Value};
-use canopy_expr::listing::{group_name, local_tm, mode_string, strftime, user_name};
+use canopy_expr::listing::{local_tm, mode_string, strftime};
+use canopy_util::owners::{group_name, user_name};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value as Json, json};
 

@@ -237,7 +237,7 @@ fn stat_groups_by_what_ls_shows_and_prints_it_that_way() {
         use std::os::unix::fs::MetadataExt;
         let meta = std::fs::metadata(hosts.path(0, "/etc/passwd")).unwrap();
         let name = |n: Option<Vec<u8>>| String::from_utf8(n.unwrap()).unwrap();
-        use canopy_expr::listing::{group_name, user_name};
+        use canopy_util::owners::{group_name, user_name};
         format!("{} {}", name(user_name(meta.uid())), name(group_name(meta.gid())))
     };
     let argv = ["stat", "/etc/passwd", "--hosts", "4", "--host-root", &root];

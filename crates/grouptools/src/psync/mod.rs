@@ -20,7 +20,7 @@ use canopy_group::{
     Whence,
 };
 use canopy_nodeset::{NodeSet, RangeSet};
-use canopy_tools::transfer::parse_size;
+use canopy_util::size::parse_size;
 use clap::Args;
 use signature::BlockSig;
 use std::ffi::CString;
@@ -161,7 +161,7 @@ fn split_dest(dest: &str) -> Option<(&str, &str)> {
 
 fn temp_name(name: &str) -> String {
     let name = CString::new(name).expect("checked for NUL");
-    canopy_tools::transfer::temp::temp_name(&name).to_str().expect("hex digits").to_owned()
+    canopy_util::temp_name::temp_name(&name).to_str().expect("hex digits").to_owned()
 }
 
 struct Plan {

@@ -22,7 +22,10 @@ impl Users {
         self.0
             .borrow_mut()
             .entry(uid)
-            .or_insert_with(|| canopy_tools::common::user_name(uid).unwrap_or_else(|| uid.to_string()))
+            .or_insert_with(|| {
+                canopy_util::owners::user_name(uid)
+                    .map_or_else(|| uid.to_string(), |name| String::from_utf8_lossy(&name).into_owned())
+            })
             .clone()
     }
 }

@@ -6,10 +6,11 @@ mod difference;
 mod visitor;
 
 use crate::common::pieces::Pieces;
-use crate::common::{Exit, WalkArgs, cluster_stdout, os_to_bytes, report_write_errors, terminal_progress};
-use crate::transfer::parse_size;
+use crate::common::{Exit, WalkArgs, cluster_stdout, report_write_errors, terminal_progress};
 use canopy_dist::Cluster;
 use canopy_engine::Follow;
+use canopy_util::path::os_to_bytes;
+use canopy_util::size::parse_size;
 use clap::Args;
 use serde::{Deserialize, Serialize};
 use std::ffi::OsString;

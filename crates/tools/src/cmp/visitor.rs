@@ -9,13 +9,13 @@
 use super::content::{Buffers, ChunkPair, Pair, equal};
 use super::difference::Difference;
 use crate::common::pieces::{PieceDone, PieceReports, Pieces};
-use crate::common::{Mirror, lookup, print_error, split_relative};
+use crate::common::{Mirror, lookup, print_error};
 use canopy_engine::output::{OutBuf, Sink};
 use canopy_engine::sys::open_beneath;
 use canopy_engine::{
     Action, Cx, DirNode, DistributedVisitor, Entry, Errno, FileKind, Metadata, Op, Visitor, WalkError,
-    join_path,
 };
+use canopy_util::path::{join_path, split_relative};
 use rustix::fd::{AsFd, OwnedFd};
 use rustix::fs::{CWD, Mode, OFlags, openat, readlinkat};
 use serde::{Deserialize, Serialize};

@@ -2,6 +2,7 @@
 //! its ancestors; and the "copy into itself" check. Identity is (device, inode), so no spelling of a
 //! path (`..`, symlinks, bind mounts of the same directory) gets around it.
 
+use canopy_util::path::last_component;
 use rustix::fd::OwnedFd;
 use rustix::fs::{CWD, Mode, OFlags, fstat, openat};
 use rustix::io::Errno;
@@ -60,8 +61,7 @@ fn open_dir(path: &std::ffi::CStr) -> Result<OwnedFd, Errno> {
 /// `a/.`, `..`, `x/../`: GNU rm refuses to remove these, and removing them would not mean what it
 /// says.
 pub fn last_component_is_dot(path: &[u8]) -> bool {
-    let trimmed = &path[..path.len() - path.iter().rev().take_while(|&&b| b == b'/').count()];
-    let last = trimmed.rsplit(|&b| b == b'/').next().unwrap_or(b"");
+    let last = last_component(path);
     last == b"." || last == b".."
 }
 

@@ -1,4 +1,4 @@
-//! What every tool shares: walk flags, progress display, exit codes, byte-safe paths, names quoted
+//! What every tool shares: walk flags, progress display, exit codes, error lines, names quoted
 //! as coreutils quotes them, the locale's character set, the counterpart of a directory in another
 //! tree, the directories no tool may destroy, and what travels between the processes of a
 //! distributed walk (big files' pieces, serde forms).
@@ -8,9 +8,8 @@ pub mod fnmatch;
 pub mod guard;
 mod locale;
 mod lookup;
+mod messages;
 mod mirror;
-mod owner_names;
-mod paths;
 pub mod pieces;
 mod progress;
 mod quote;
@@ -22,9 +21,8 @@ mod write_errors;
 pub use exit::Exit;
 pub use locale::utf8_locale;
 pub use lookup::lookup;
+pub use messages::print_error;
 pub use mirror::Mirror;
-pub use owner_names::{group_name, user_name};
-pub use paths::{io_error_message, os_to_bytes, print_error, split_relative};
 pub use progress::{terminal_progress, terminal_progress_with};
 pub use quote::quote;
 pub use walk_args::WalkArgs;

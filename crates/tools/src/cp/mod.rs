@@ -4,12 +4,13 @@
 mod preserve;
 mod targets;
 
-use crate::common::{WalkArgs, cluster_stdout, os_to_bytes, print_error, report_write_errors};
+use crate::common::{WalkArgs, cluster_stdout, print_error, report_write_errors};
 use crate::transfer::{
     CopyFlags, Existing, Listing, Reflink, Scope, Style, Summary, Transfer, TransferOptions,
 };
 use canopy_dist::Cluster;
 use canopy_engine::Follow;
+use canopy_util::path::os_to_bytes;
 use clap::Args;
 use preserve::Attrs;
 use std::ffi::OsString;

@@ -7,10 +7,12 @@
 use super::CpArgs;
 use crate::common::guard::is_within;
 use crate::common::print_error;
-use crate::transfer::temp::{discard, temp_name};
+use crate::transfer::temp::discard;
 use crate::transfer::{RootPair, marker};
-use canopy_engine::sys::{open_path, split_parent, stat_path};
-use canopy_engine::{Errno, Follow, Metadata, errno_message, join_path};
+use canopy_engine::sys::{open_path, stat_path};
+use canopy_engine::{Errno, Follow, Metadata, errno_message};
+use canopy_util::path::{join_path, last_component, split_parent, without_trailing_slashes};
+use canopy_util::temp_name::temp_name;
 use rustix::fs::{AtFlags, Mode, RenameFlags, mkdirat, renameat, renameat_with, unlinkat};
 use std::ffi::CString;
 
@@ -34,15 +36,6 @@ enum Preparation {
 
 fn show(path: &[u8]) -> String {
     String::from_utf8_lossy(path).into_owned()
-}
-
-/// The last component, trailing slashes ignored (`/` for the root).
-fn basename(path: &[u8]) -> &[u8] {
-    let trimmed = &path[..path.len() - path.iter().rev().take_while(|&&b| b == b'/').count()];
-    if trimmed.is_empty() {
-        return if path.is_empty() { path } else { b"/" };
-    }
-    trimmed.rsplit(|&b| b == b'/').next().unwrap_or(trimmed)
 }
 
 /// The source's absolute path, for its marker.
@@ -128,7 +121,7 @@ impl Targets {
         if self.pairs.iter().any(|p| p.source == source) {
             return Err(format!("warning: source '{}' specified more than once", show(source)));
         }
-        let (mut copy, mut follow_dest) = match (into_dir, basename(source)) {
+        let (mut copy, mut follow_dest) = match (into_dir, last_component(source)) {
             (true, b"." | b".." | b"/") => (dest.to_vec(), true),
             (true, base) => (join_path(dest, base), false),
             (false, _) => (dest.to_vec(), false),
@@ -204,8 +197,7 @@ impl Targets {
 /// under a temporary name (or that of an interrupted attempt), marked, renamed into place.
 fn make_marked(dest: &[u8], (source, id): &(Vec<u8>, (u64, u64))) -> Result<(), Errno> {
     let (parent, name) = split_parent(dest);
-    let trimmed = &name[..name.len() - name.iter().rev().take_while(|&&b| b == b'/').count()];
-    let name = CString::new(trimmed).map_err(|_| Errno::INVAL)?;
+    let name = CString::new(without_trailing_slashes(name)).map_err(|_| Errno::INVAL)?;
     let parent = open_path(if parent.is_empty() { b"." } else { parent }, true)?;
     let temp = temp_name(&name);
     match mkdirat(&parent, &temp, Mode::from_raw_mode(0o700)) {
@@ -241,19 +233,4 @@ fn make_marked(dest: &[u8], (source, id): &(Vec<u8>, (u64, u64))) -> Result<(), 
 fn dest_parent_path(dest: &[u8]) -> &[u8] {
     let parent = split_parent(dest).0;
     if parent.is_empty() { b"." } else { parent }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::basename;
-
-    #[test]
-    fn basenames() {
-        assert_eq!(basename(b"a/b"), b"b");
-        assert_eq!(basename(b"a/b//"), b"b");
-        assert_eq!(basename(b"b"), b"b");
-        assert_eq!(basename(b"/"), b"/");
-        assert_eq!(basename(b"."), b".");
-        assert_eq!(basename(b"x/.."), b"..");
-    }
 }

@@ -236,7 +236,7 @@ fn exclude_patterns(args: &DuArgs) -> Result<Vec<OsString>, String> {
     let mut patterns = args.exclude.clone();
     for file in &args.exclude_from {
         let text = std::fs::read(file)
-            .map_err(|e| format!("{}: {}", file.display(), crate::common::io_error_message(&e)))?;
+            .map_err(|e| format!("{}: {}", file.display(), canopy_util::errors::io_error_message(&e)))?;
         patterns.extend(
             text.split(|&b| b == b'\n').filter(|l| !l.is_empty()).map(|l| OsString::from_vec(l.to_vec())),
         );

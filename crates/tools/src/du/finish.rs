@@ -9,7 +9,7 @@ use super::roots::Roots;
 use super::tree::{Node, NodeKind, Shape};
 use super::usage::Usage;
 use super::visitor::{DuState, RootResult};
-use canopy_engine::join_path;
+use canopy_util::path::join_path;
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
 

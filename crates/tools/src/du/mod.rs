@@ -31,10 +31,11 @@ mod visitor;
 pub use args::DuArgs;
 
 use crate::common::records::{RecordOutput, finish_output, open_output, record_path};
-use crate::common::{Exit, os_to_bytes, print_error, report_write_errors, terminal_progress};
+use crate::common::{Exit, print_error, report_write_errors, terminal_progress};
 use args::{ColorWhen, Plan};
 use canopy_dist::Cluster;
 use canopy_engine::{Follow, WalkOutcome};
+use canopy_util::path::os_to_bytes;
 use export::Export;
 use finish::{Gathered, Settled, settle};
 use order::Ordered;

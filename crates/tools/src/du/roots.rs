@@ -4,6 +4,7 @@
 
 use crate::common::guard::ancestors_of;
 use canopy_engine::sys::{open_path, stat_path};
+use canopy_util::path::{collapse_trailing_slashes, split_parent};
 use std::collections::HashMap;
 
 /// (device, inode).
@@ -25,7 +26,7 @@ impl Roots {
     pub fn new(args: &[Vec<u8>], follow_args: bool, overlaps: bool, count_all: bool) -> Roots {
         let mut roots = Roots { paths: Vec::new(), index: HashMap::new(), claimed: HashMap::new() };
         for arg in args {
-            let path = trim_trailing_slashes(arg).to_vec();
+            let path = collapse_trailing_slashes(arg).to_vec();
             if roots.index.contains_key(&path) && !count_all {
                 continue;
             }
@@ -87,52 +88,20 @@ impl Roots {
     }
 }
 
-/// `a//` → `a/` (more than one trailing slash becomes one), like gnulib's fts_open.
-pub fn trim_trailing_slashes(path: &[u8]) -> &[u8] {
-    let mut len = path.len();
-    if len > 2 && path[len - 1] == b'/' {
-        while len > 1 && path[len - 2] == b'/' {
-            len -= 1;
-        }
-    }
-    &path[..len]
-}
-
 /// The argument's (device, inode) and those of every directory above it; `None` when it cannot be
 /// examined (the walk then reports why).
 fn identity_and_ancestors(path: &[u8], follow: bool) -> Option<(FileId, Vec<FileId>)> {
     let meta = stat_path(path, follow).ok()?;
-    let dir = if meta.is_dir() { path.to_vec() } else { parent_of(path) };
+    let dir = if meta.is_dir() { path.to_vec() } else { split_parent(path).0.to_vec() };
     let ancestors = open_path(&dir, true).ok().and_then(|fd| ancestors_of(&fd).ok()).unwrap_or_default();
     let id = meta.file_id();
     Some((id, ancestors.into_iter().filter(|a| *a != id).collect()))
-}
-
-fn parent_of(path: &[u8]) -> Vec<u8> {
-    let trimmed = &path[..path.len() - path.iter().rev().take_while(|&&b| b == b'/').count()];
-    match trimmed.iter().rposition(|&b| b == b'/') {
-        Some(0) => b"/".to_vec(),
-        Some(i) => trimmed[..i].to_vec(),
-        None => b".".to_vec(),
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::os::unix::ffi::OsStrExt;
-
-    #[test]
-    fn trailing_slashes_like_fts() {
-        assert_eq!(trim_trailing_slashes(b"a//"), b"a/");
-        assert_eq!(trim_trailing_slashes(b"a/"), b"a/");
-        assert_eq!(trim_trailing_slashes(b"//"), b"//");
-        assert_eq!(trim_trailing_slashes(b"///"), b"/");
-        assert_eq!(trim_trailing_slashes(b"a"), b"a");
-        assert_eq!(parent_of(b"a/b/f"), b"a/b");
-        assert_eq!(parent_of(b"/f"), b"/");
-        assert_eq!(parent_of(b"f"), b".");
-    }
 
     #[test]
     fn overlapping_arguments_count_once() {

@@ -16,8 +16,9 @@ use crate::common::print_error;
 use crate::common::records::{Record, RecordBuffer, RecordOutput};
 use canopy_engine::{
     Action, Cx, DirNode, DistributedVisitor, Entry, Errno, ErrorKind, FileKind, Follow, Metadata, Op,
-    Visitor, WalkError, errno_message, join_path,
+    Visitor, WalkError, errno_message,
 };
+use canopy_util::path::join_path;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 

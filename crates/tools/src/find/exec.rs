@@ -9,9 +9,10 @@
 
 use super::output::{Outputs, StdoutGate};
 use super::visitor::Find;
-use canopy_engine::sys::{open_path, original_nofile_limit, split_parent};
+use canopy_engine::sys::{open_path, original_nofile_limit};
 use canopy_engine::{DirNode, Entry, Errno, errno_message};
 use canopy_expr::Exec;
+use canopy_util::path::split_parent;
 use rustix::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::ffi::OsStr;
 use std::io::{BufRead, Write};
@@ -117,7 +118,7 @@ fn run(argv: &[Vec<u8>], dir: Option<BorrowedFd<'_>>) -> Option<bool> {
     match command.status() {
         Ok(status) => Some(status.success()),
         Err(e) => {
-            let message = crate::common::io_error_message(&e);
+            let message = canopy_util::errors::io_error_message(&e);
             crate::common::print_error(
                 "find",
                 format_args!("'{}': {message}", String::from_utf8_lossy(&argv[0])),

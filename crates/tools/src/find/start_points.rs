@@ -16,18 +16,19 @@ pub fn read(list: &StartList) -> Result<StartPoints, String> {
         StartList::Stdin => {
             let mut bytes = Vec::new();
             std::io::stdin().lock().read_to_end(&mut bytes).map_err(|e| {
-                format!("'(standard input)': read error: {}", crate::common::io_error_message(&e))
+                format!("'(standard input)': read error: {}", canopy_util::errors::io_error_message(&e))
             })?;
             ("(standard input)".to_string(), bytes)
         }
         StartList::File(path) => {
             let shown = path.display().to_string();
             let mut file = std::fs::File::open(path).map_err(|e| {
-                format!("cannot open '{shown}' for reading: {}", crate::common::io_error_message(&e))
+                format!("cannot open '{shown}' for reading: {}", canopy_util::errors::io_error_message(&e))
             })?;
             let mut bytes = Vec::new();
-            file.read_to_end(&mut bytes)
-                .map_err(|e| format!("'{shown}': read error: {}", crate::common::io_error_message(&e)))?;
+            file.read_to_end(&mut bytes).map_err(|e| {
+                format!("'{shown}': read error: {}", canopy_util::errors::io_error_message(&e))
+            })?;
             (shown, bytes)
         }
     };

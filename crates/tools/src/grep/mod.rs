@@ -14,11 +14,12 @@ mod visitor;
 pub use args::GrepArgs;
 pub use pattern::{Dialect, Pattern, Spec};
 
-use crate::common::{Exit, os_to_bytes, print_error, report_write_errors, terminal_progress, utf8_locale};
+use crate::common::{Exit, print_error, report_write_errors, terminal_progress, utf8_locale};
 use args::{Devices, Directories, GrepOptions};
 use canopy_dist::Cluster;
 use canopy_engine::sys::stat_path;
 use canopy_engine::{FileKind, Follow};
+use canopy_util::path::os_to_bytes;
 use colors::Colors;
 use fold::Folded;
 use grep_matcher::LineTerminator;
@@ -226,7 +227,7 @@ fn patterns_and_files(o: &GrepOptions) -> Result<(Strings, Strings), String> {
         } else {
             std::fs::File::open(file).and_then(|mut f| f.read_to_end(&mut text))
         };
-        read.map_err(|e| format!("{}: {}", file.display(), crate::common::io_error_message(&e)))?;
+        read.map_err(|e| format!("{}: {}", file.display(), canopy_util::errors::io_error_message(&e)))?;
         // An empty file holds no pattern; a file with an empty line holds the empty pattern.
         if text.is_empty() {
             continue;

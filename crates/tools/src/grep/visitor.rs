@@ -10,8 +10,8 @@ use super::select::Selection;
 use crate::common::print_error;
 use canopy_engine::{
     Action, Cx, DistributedVisitor, Entry, Errno, ErrorKind, FileKind, Op, Visitor, WalkError, errno_message,
-    join_path,
 };
+use canopy_util::path::join_path;
 use grep_searcher::{Searcher, SearcherBuilder};
 use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
 use rustix::fs::{Mode as FileMode, OFlags};

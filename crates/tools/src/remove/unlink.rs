@@ -2,7 +2,8 @@
 //! parent opened by path; and the emptiness check of `rm -d` and `rm -i`.
 
 use canopy_engine::Errno;
-use canopy_engine::sys::{open_dir_at, open_path, split_parent};
+use canopy_engine::sys::{open_dir_at, open_path};
+use canopy_util::path::split_parent;
 use rustix::fd::{AsFd, BorrowedFd};
 use rustix::fs::{AtFlags, Dir, unlinkat};
 use std::ffi::{CStr, CString};

@@ -9,9 +9,10 @@ use crate::common::{
 };
 use crate::remove::{Conduct, Prompter, Remover};
 use canopy_dist::Cluster;
-use canopy_engine::sys::{split_parent, stat_path};
+use canopy_engine::sys::stat_path;
 use canopy_engine::{Follow, ThreadPolicy, Timestamp};
 use canopy_expr::parse_filter;
+use canopy_util::path::split_parent;
 use clap::{Args, ValueEnum};
 use filter::Filter;
 use std::ffi::OsString;

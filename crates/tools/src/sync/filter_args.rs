@@ -43,7 +43,7 @@ impl FilterArgs {
                         format!(
                             "failed to open exclude file {}: {}",
                             path.display(),
-                            crate::common::io_error_message(&e)
+                            canopy_util::errors::io_error_message(&e)
                         )
                     })?;
                 }

@@ -7,7 +7,7 @@ mod prune;
 mod roots;
 
 use crate::common::guard::{Protected, file_id, is_within};
-use crate::common::{WalkArgs, cluster_stdout, os_to_bytes, print_error, report_write_errors};
+use crate::common::{WalkArgs, cluster_stdout, print_error, report_write_errors};
 use crate::remove::Remover;
 use crate::transfer::{
     CopyFlags, Existing, Filter, Keep, Listing, Numbers, RootPair, Scope, Style, Summary, Totals, Transfer,
@@ -16,6 +16,7 @@ use crate::transfer::{
 use canopy_dist::Cluster;
 use canopy_engine::sys::{open_path, stat_path};
 use canopy_engine::{Follow, errno_message};
+use canopy_util::path::os_to_bytes;
 use clap::{ArgAction, Args};
 use filter_args::FilterArgs;
 use prune::{Budget, Extraneous};
@@ -472,7 +473,7 @@ fn check_nesting(pairs: &[RootPair], delete: bool) -> Result<(), String> {
         // A copy still to be made goes into its parent; only one that exists can be pruned.
         let existing = open_path(&pair.dest, pair.follow_dest).ok();
         let existing_copy = existing.is_some();
-        let copy = existing.or_else(|| open_path(canopy_engine::sys::split_parent(&pair.dest).0, true).ok());
+        let copy = existing.or_else(|| open_path(canopy_util::path::split_parent(&pair.dest).0, true).ok());
         let Some(copy) = copy else { continue };
         if is_within(&copy, source_id).unwrap_or(false) {
             return Err(format!("cannot copy '{}' into itself, '{}'", show(&pair.source), show(&pair.dest)));

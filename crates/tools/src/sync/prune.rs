@@ -7,9 +7,11 @@
 
 use crate::common::Mirror;
 use crate::remove::{RemoveDir, Remover, Selection, Selector};
-use crate::transfer::{Filter, Listing, Totals, is_temp_name};
+use crate::transfer::{Filter, Listing, Totals};
 use canopy_engine::output::OutBuf;
-use canopy_engine::{Cx, DirNode, Entry, Errno, FileKind, Op, Timestamp, WalkError, join_path};
+use canopy_engine::{Cx, DirNode, Entry, Errno, FileKind, Op, Timestamp, WalkError};
+use canopy_util::path::join_path;
+use canopy_util::temp_name::is_temp_name;
 use rustix::fs::{AtFlags, CWD, Timespec, Timestamps, statat, utimensat};
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -7,7 +7,8 @@ use crate::common::print_error;
 use crate::transfer::RootPair;
 use canopy_engine::errno_message;
 use canopy_engine::sys::stat_path;
-use canopy_engine::{Errno, Metadata, join_path};
+use canopy_engine::{Errno, Metadata};
+use canopy_util::path::{join_path, without_trailing_slashes};
 
 /// The transfers the command line names.
 pub struct Roots {
@@ -43,7 +44,7 @@ fn show(path: &[u8]) -> String {
 
 /// The last component, trailing slashes ignored.
 fn basename(path: &[u8]) -> &[u8] {
-    let trimmed = &path[..path.len() - path.iter().rev().take_while(|&&b| b == b'/').count()];
+    let trimmed = without_trailing_slashes(path);
     trimmed.rsplit(|&b| b == b'/').next().unwrap_or(trimmed)
 }
 
@@ -93,7 +94,7 @@ pub fn resolve(sources: &[Vec<u8>], dest: &[u8], recursive: bool, report: bool) 
         }
         Some(_) => {}
         None => {
-            let trimmed = dest.len() - dest.iter().rev().take_while(|&&b| b == b'/').count();
+            let trimmed = without_trailing_slashes(dest).len();
             created = Some(dest[..trimmed.max(1)].to_vec());
         }
     }
@@ -123,7 +124,7 @@ impl Roots {
 }
 
 fn make_dest(dest: &[u8]) -> Result<(), Refusal> {
-    let trimmed = &dest[..dest.len() - dest.iter().rev().take_while(|&&b| b == b'/').count()];
+    let trimmed = without_trailing_slashes(dest);
     let path = std::ffi::CString::new(if trimmed.is_empty() { dest } else { trimmed }).map_err(|_| {
         Refusal::FileIo(format!("mkdir '{}' failed: {}", show(dest), errno_message(Errno::INVAL)))
     })?;

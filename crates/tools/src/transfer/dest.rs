@@ -5,8 +5,9 @@
 
 use crate::common::pieces::PieceReports;
 use crate::common::{Mirror, wire};
-use canopy_engine::sys::{open_beneath, open_path, split_parent};
-use canopy_engine::{DirFd, DirNode, Errno, join_path};
+use canopy_engine::sys::{open_beneath, open_path};
+use canopy_engine::{DirFd, DirNode, Errno};
+use canopy_util::path::{join_path, split_parent};
 use serde::{Deserialize, Serialize};
 use std::ffi::{CStr, CString};
 use std::sync::Arc;

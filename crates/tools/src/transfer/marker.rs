@@ -97,7 +97,7 @@ mod tests {
         write(&dir, b"/data/src", (7, 42)).unwrap();
         let marker = read(&dir).unwrap().expect("a marker");
         assert_eq!((marker.source.as_slice(), marker.id), (&b"/data/src"[..], (7, 42)));
-        assert!(super::super::temp::is_temp_name(NAME.to_bytes()), "never copied, removed by sync");
+        assert!(canopy_util::temp_name::is_temp_name(NAME.to_bytes()), "never copied, removed by sync");
         remove(&dir);
         assert_eq!(read(&dir).unwrap(), None);
     }

@@ -85,14 +85,13 @@ pub mod temp;
 mod totals;
 mod visitor;
 
-pub use args::{CopyFlags, MIN_CHUNK_SIZE, Reflink, parse_chunk_size, parse_size};
+pub use args::{CopyFlags, MIN_CHUNK_SIZE, Reflink, parse_chunk_size};
 pub use dest::{DestDir, RootPair};
 pub use files::FileChunk;
 pub use filter::Filter;
 pub use itemize::push_name as push_list_name;
 pub use listing::{Listing, Style};
 pub use policy::{Existing, Keep, Scope};
-pub use temp::is_temp_name;
 pub use totals::{Numbers, Summary, Totals};
 
 use crate::common::pieces::Pieces;

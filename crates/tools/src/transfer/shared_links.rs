@@ -28,11 +28,12 @@
 use super::Transfer;
 use super::dest::Place;
 use super::links::Placed;
-use super::temp::is_temp_name;
 use super::visitor::{Failure, TransferState};
 use crate::common::{lookup, print_error};
 use canopy_engine::sys::open_path;
-use canopy_engine::{Cx, DirFd, Errno, Metadata, Op, WalkError, join_path};
+use canopy_engine::{Cx, DirFd, Errno, Metadata, Op, WalkError};
+use canopy_util::path::join_path;
+use canopy_util::temp_name::is_temp_name;
 use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
 use rustix::fs::{AtFlags, linkat, unlinkat};
 use std::collections::HashSet;

@@ -2,8 +2,9 @@
 //! made under the temporary name, given owner, permissions and times, then renamed into place.
 
 use super::attrs::{AttrError, OwnerPolicy, Wanted, apply_by_name};
-use super::temp::{create_fresh, discard, rename_into_place, temp_name};
+use super::temp::{create_fresh, discard, rename_into_place};
 use canopy_engine::FileKind;
+use canopy_util::temp_name::temp_name;
 use rustix::fd::{AsFd, BorrowedFd};
 use rustix::fs::{FileType, Mode, mknodat, symlinkat};
 use std::ffi::CStr;

@@ -2,29 +2,14 @@
 //! destination directory and renamed over its final name only once complete, so no reader — and no
 //! rerun after a crash — ever sees a half-made entry under a final name.
 //!
-//! The temporary name is derived from the final one (`.canopy-tmp-` and 16 hex digits of its xxh3
-//! hash): a rerun after an interruption finds the leftover of the same file under the same name and
-//! replaces it. Source entries with such names are canopy's own leftovers and are not copied.
+//! The temporary name is derived from the final one (`canopy_util::temp_name`): a rerun after an
+//! interruption finds the leftover of the same file under the same name and replaces it. Source
+//! entries with such names are canopy's own leftovers and are not copied.
 
 use rustix::fd::{AsFd, OwnedFd};
 use rustix::fs::{AtFlags, Mode, OFlags, openat, renameat, unlinkat};
 use rustix::io::Errno;
-use std::ffi::{CStr, CString};
-
-const PREFIX: &[u8] = b".canopy-tmp-";
-
-/// The temporary name under which `name` is built.
-pub fn temp_name(name: &CStr) -> CString {
-    let hash = xxhash_rust::xxh3::xxh3_64(name.to_bytes());
-    CString::new(format!(".canopy-tmp-{hash:016x}")).expect("no NUL in a formatted name")
-}
-
-/// Whether `name` is one of canopy's temporary names.
-pub fn is_temp_name(name: &[u8]) -> bool {
-    name.len() == PREFIX.len() + 16
-        && name.starts_with(PREFIX)
-        && name[PREFIX.len()..].iter().all(|b| b.is_ascii_hexdigit())
-}
+use std::ffi::CStr;
 
 /// Runs `create` on `temp`; if a leftover of an interrupted run is in the way, removes it and tries
 /// once more.
@@ -63,18 +48,7 @@ pub fn discard(dir: impl AsFd, temp: &CStr) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn temp_names_are_stable_short_and_recognised() {
-        let long = CString::new(vec![b'x'; 255]).unwrap();
-        let t = temp_name(&long);
-        assert_eq!(t, temp_name(&long), "a rerun finds the same name");
-        assert!(t.to_bytes().len() < 40);
-        assert!(is_temp_name(t.to_bytes()));
-        assert_ne!(temp_name(c"a"), temp_name(c"b"));
-        assert!(!is_temp_name(b".canopy-tmp-xyz"));
-        assert!(!is_temp_name(b"file.txt"));
-    }
+    use canopy_util::temp_name::temp_name;
 
     #[test]
     fn a_leftover_is_replaced() {

@@ -10,13 +10,13 @@ use super::links::Placed;
 use super::listing::Named;
 use super::plan::Judge;
 use super::policy::masked_mode;
-use super::temp::is_temp_name;
 use super::{Transfer, marker};
 use crate::common::{Mirror, print_error, wire};
 use canopy_engine::output::OutBuf;
 use canopy_engine::{
     Action, Cx, DirFd, DirNode, DistributedVisitor, Entry, Errno, FileKind, Metadata, Op, Visitor, WalkError,
 };
+use canopy_util::temp_name::is_temp_name;
 use rustix::fd::AsFd;
 use rustix::fs::{AtFlags, Mode, fsync, mkdirat, unlinkat};
 use serde::{Deserialize, Serialize};

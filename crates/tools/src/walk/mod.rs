@@ -17,9 +17,10 @@ pub use summary::{Seen, Summary};
 pub use totals::{ByKind, Totals};
 
 use crate::common::records::{EncodedPath, RecordFormat, finish_output, open_output, record_path};
-use crate::common::{Exit, WalkArgs, os_to_bytes, print_stdout, terminal_progress};
+use crate::common::{Exit, WalkArgs, print_stdout, terminal_progress};
 use canopy_dist::Cluster;
 use canopy_engine::{Follow, Timestamp, WalkOutcome};
+use canopy_util::path::os_to_bytes;
 use clap::Args;
 use report::RunFacts;
 use serde::{Deserialize, Serialize};

@@ -32,8 +32,8 @@ use super::summary::Summary;
 use super::top::TopN;
 use super::totals::{ByKind, Totals};
 use crate::common::records::{EncodedPath, timestamp_ns};
-use crate::common::{group_name, user_name};
 use canopy_engine::Timestamp;
+use canopy_util::owners::{group_name, user_name};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
@@ -172,13 +172,17 @@ impl Report {
 }
 
 impl Owners {
-    fn rank(totals: &HashMap<u32, Totals>, top: usize, name: fn(u32) -> Option<String>) -> Self {
+    fn rank(totals: &HashMap<u32, Totals>, top: usize, name: fn(u32) -> Option<Vec<u8>>) -> Self {
         let mut all: Vec<(u32, Totals)> = totals.iter().map(|(id, t)| (*id, *t)).collect();
         let mut take = |key: fn(&Totals) -> u64| -> Vec<Owner> {
             all.sort_by_key(|(id, t)| (std::cmp::Reverse(key(t)), *id));
             all.iter()
                 .take(top)
-                .map(|(id, totals)| Owner { id: *id, name: name(*id), totals: *totals })
+                .map(|(id, totals)| Owner {
+                    id: *id,
+                    name: name(*id).map(|n| String::from_utf8_lossy(&n).into_owned()),
+                    totals: *totals,
+                })
                 .collect()
         };
         Owners {
