@@ -198,8 +198,7 @@ fn status_calls_a_stopped_server_down_within_its_own_timeout() {
 #[test]
 fn a_start_that_fails_stops_the_servers_it_started() {
     // Server 1's port is taken: servers 0 and 2 start, then must be stopped again.
-    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = taken.local_addr().unwrap().port();
+    let (taken, port) = port_taken_between_free_ones();
     let scratch = tempfile::tempdir().unwrap();
     let dir = scratch.path().join("cluster");
     let output = canopy()
@@ -222,4 +221,21 @@ fn a_start_that_fails_stops_the_servers_it_started() {
     }
     assert!(!dir.join("server-0/pid").exists() && !dir.join("server-2/pid").exists(), "no pid file is left");
     drop(taken);
+}
+
+/// A listener on a port whose two neighbours were free a moment ago: other processes on the machine
+/// (parallel test binaries, other servers) hold ports too, and a start that fails on server 0 instead
+/// of server 1 would test nothing.
+fn port_taken_between_free_ones() -> (std::net::TcpListener, u16) {
+    for _ in 0..100 {
+        let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = taken.local_addr().unwrap().port();
+        let neighbours_free = [port.checked_sub(1), port.checked_add(1)]
+            .into_iter()
+            .all(|p| p.is_some_and(|p| std::net::TcpListener::bind(("127.0.0.1", p)).is_ok()));
+        if neighbours_free {
+            return (taken, port);
+        }
+    }
+    panic!("no free port with free neighbours in 100 tries");
 }
