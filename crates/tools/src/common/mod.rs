@@ -1,7 +1,7 @@
 //! What every tool shares: walk flags, progress display, exit codes, byte-safe paths, names quoted
-//! as coreutils quotes them, the locale's character set, the counterpart of a directory in another
-//! tree, the directories no tool may destroy, and what travels between the processes of a
-//! distributed walk (big files' pieces, serde forms).
+//! as coreutils quotes them, the locale's character set, whether output goes to the user's
+//! terminal, the counterpart of a directory in another tree, the directories no tool may destroy,
+//! and what travels between the processes of a distributed walk (big files' pieces, serde forms).
 
 mod exit;
 pub mod fnmatch;
@@ -15,6 +15,7 @@ pub mod pieces;
 mod progress;
 mod quote;
 pub mod records;
+mod terminal;
 mod walk_args;
 pub mod wire;
 mod write_errors;
@@ -27,6 +28,7 @@ pub use owner_names::{group_name, user_name};
 pub use paths::{io_error_message, os_to_bytes, print_error, split_relative};
 pub use progress::{terminal_progress, terminal_progress_with};
 pub use quote::quote;
+pub use terminal::users_terminal;
 pub use walk_args::WalkArgs;
 pub use write_errors::{print_stdout, report_write_errors};
 
