@@ -150,6 +150,11 @@ fn damage(dst: &Path) {
     let original = std::fs::metadata(dst.join("spread/d07/f0")).unwrap();
     std::fs::copy(dst.join("spread/d07/f0"), dst.join("spread/d14/inner/link-from-07")).unwrap();
     set_times_like(&dst.join("spread/d07/f0"), &original);
+    // The broken-off copy gets a time seconds away from the source's, not the time of the copy:
+    // the source was written a moment ago, and a copy made in the same second passes rsync's quick
+    // check (size, whole seconds). sync may then keep it as the inode's copy — whichever name of
+    // the inode a rank meets first — and every name would keep the copy's nanoseconds.
+    set_times(&dst.join("spread/d14/inner/link-from-07"), 4000, 4000);
     std::fs::write(dst.join("spread/d06/.canopy-tmp-0123456789abcdef"), b"half").unwrap();
 }
 
@@ -160,9 +165,9 @@ fn listed_changes(out: &Output, src: &Path) -> Vec<String> {
 }
 
 #[test]
-#[ignore = "known bug, fails about one run in four: after sync -aH --delete under mpirun with small chunks, a \
-            rewritten hard-linked file can keep the time of its rewrite instead of the source's (see the \
-            closing note of stop 22; run with --include-ignored)"]
+#[ignore = "known hang, not the hard-link bugs (fixed): beside stress-ng --cpu 2 the dry run `mpirun -n 8 canopy \
+            sync -aHni --delete --sched pa-drqs` did not end within 120 s in 2 of 15 runs (none in 30 runs \
+            without the CPU hog); run with --include-ignored"]
 fn sync_under_mpirun_leaves_nothing_for_rsync() {
     let tmp = tempfile::tempdir().unwrap();
     let src = source_tree(tmp.path());

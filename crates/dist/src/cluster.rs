@@ -82,7 +82,7 @@ impl Cluster {
     /// Whether a launcher (mpirun, mpiexec, srun) started this process. Its stdout is then the
     /// launcher's (Open MPI gives each rank a pseudo-terminal whatever mpirun's own output is), so
     /// "is stdout a terminal" says nothing about where the output goes.
-    pub fn launched(&self) -> bool {
+    pub fn launched() -> bool {
         crate::launch::Launch::from_env().is_some()
     }
 

@@ -10,9 +10,10 @@ use crate::hosts::{HostsArgs, with_runtime};
 use canopy_dist::Cluster;
 use canopy_group::{AggrSpec, AggrType, GroupError, OpKind, OpenFlags, Registry, Runtime, Transport};
 use canopy_nodeset::NodeSet;
+use canopy_tools::common::users_terminal;
 use clap::{Args, ValueEnum};
 use procs::{Params, ProcessTop, Summary};
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -123,7 +124,7 @@ pub fn run(args: PtopArgs, cluster: &Cluster) -> ExitCode {
         let _ = writeln!(err, "canopy ptop: invalid --delay {}", args.delay);
         return ExitCode::from(2);
     }
-    let interactive = !args.batch && std::io::stdout().is_terminal() && std::io::stdin().is_terminal();
+    let interactive = !args.batch && users_terminal(&std::io::stdout()) && users_terminal(&std::io::stdin());
     let outcome = with_runtime(&args.hosts, cluster, registry(), |runtime| {
         let mut sampler = Sampler::new(runtime, args.top);
         if interactive { view::interactive(&mut sampler, &args) } else { batch(&mut sampler, &args) }

@@ -6,7 +6,7 @@ mod difference;
 mod visitor;
 
 use crate::common::pieces::Pieces;
-use crate::common::{Exit, WalkArgs, cluster_stdout, report_write_errors, terminal_progress};
+use crate::common::{Exit, WalkArgs, cluster_stdout, report_write_errors, terminal_progress, users_terminal};
 use canopy_dist::Cluster;
 use canopy_engine::Follow;
 use canopy_util::path::os_to_bytes;
@@ -14,7 +14,6 @@ use canopy_util::size::parse_size;
 use clap::Args;
 use serde::{Deserialize, Serialize};
 use std::ffi::OsString;
-use std::io::IsTerminal;
 use visitor::Compare;
 
 const AFTER_HELP: &str = "\
@@ -99,7 +98,7 @@ pub fn run(args: CmpArgs, cluster: &Cluster) -> Exit {
     };
     let mut options = args.walk.options();
     options.follow = Follow::Roots;
-    let progress = if std::io::stdout().is_terminal() { None } else { terminal_progress("cmp") };
+    let progress = if users_terminal(&std::io::stdout()) { None } else { terminal_progress("cmp") };
     if let Some((callback, _)) = &progress {
         options.progress = Some(callback.clone());
     }

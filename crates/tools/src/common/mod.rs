@@ -1,7 +1,7 @@
 //! What every tool shares: walk flags, progress display, exit codes, error lines, names quoted
-//! as coreutils quotes them, the locale's character set, the counterpart of a directory in another
-//! tree, the directories no tool may destroy, and what travels between the processes of a
-//! distributed walk (big files' pieces, serde forms).
+//! as coreutils quotes them, the locale's character set, whether output goes to the user's
+//! terminal, the counterpart of a directory in another tree, the directories no tool may destroy,
+//! and what travels between the processes of a distributed walk (big files' pieces, serde forms).
 
 mod exit;
 pub mod fnmatch;
@@ -14,6 +14,7 @@ pub mod pieces;
 mod progress;
 mod quote;
 pub mod records;
+mod terminal;
 mod walk_args;
 pub mod wire;
 mod write_errors;
@@ -25,6 +26,7 @@ pub use messages::print_error;
 pub use mirror::Mirror;
 pub use progress::{terminal_progress, terminal_progress_with};
 pub use quote::quote;
+pub use terminal::users_terminal;
 pub use walk_args::WalkArgs;
 pub use write_errors::{print_stdout, report_write_errors};
 

@@ -1,13 +1,14 @@
-//! Progress on stderr, only when stderr is a terminal: by default entries, rate, errors and threads;
-//! tools with more to say (bytes copied, an ETA) describe the line themselves.
+//! Progress on stderr, only when stderr is the user's terminal (never under a launcher): by default
+//! entries, rate, errors and threads; tools with more to say (bytes copied, an ETA) describe the
+//! line themselves.
 
 use canopy_engine::{ProgressFn, WalkProgress};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use std::io::IsTerminal;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// A progress callback for the engine, or `None` when stderr is not a terminal (pipes, files, CI).
+/// A progress callback for the engine, or `None` when stderr is not the user's terminal (pipes,
+/// files, CI, a rank's pseudo-terminal under mpirun).
 /// The returned bar must be finished (`finish_and_clear`) by the caller after the walk.
 pub fn terminal_progress(label: &'static str) -> Option<(ProgressFn, ProgressBar)> {
     terminal_progress_with(move |p| describe(label, p))
@@ -17,7 +18,7 @@ pub fn terminal_progress(label: &'static str) -> Option<(ProgressFn, ProgressBar
 pub fn terminal_progress_with(
     describe: impl Fn(&WalkProgress) -> String + Send + Sync + 'static,
 ) -> Option<(ProgressFn, ProgressBar)> {
-    if !std::io::stderr().is_terminal() {
+    if !super::users_terminal(&std::io::stderr()) {
         return None;
     }
     let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr_with_hz(8));

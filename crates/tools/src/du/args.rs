@@ -197,11 +197,12 @@ pub struct DuArgs {
     #[arg(long, help_heading = CHART)]
     pub files: bool,
 
-    /// Colors: auto (when stdout is a terminal and NO_COLOR is unset), always or never.
+    /// Colors: auto (when stdout is the user's terminal — never under mpirun — and NO_COLOR is
+    /// unset), always or never.
     #[arg(long, value_name = "WHEN", default_value = "auto", help_heading = CHART)]
     pub color: ColorWhen,
 
-    /// Width of the chart in columns (default: the terminal's, or 100).
+    /// Width of the chart in columns (default: the terminal's, else COLUMNS, else 100).
     #[arg(long, value_name = "COLUMNS", help_heading = CHART)]
     pub width: Option<usize>,
 

@@ -31,7 +31,7 @@ mod visitor;
 pub use args::DuArgs;
 
 use crate::common::records::{RecordOutput, finish_output, open_output, record_path};
-use crate::common::{Exit, print_error, report_write_errors, terminal_progress};
+use crate::common::{Exit, print_error, report_write_errors, terminal_progress, users_terminal};
 use args::{ColorWhen, Plan};
 use canopy_dist::Cluster;
 use canopy_engine::{Follow, WalkOutcome};
@@ -40,7 +40,7 @@ use export::Export;
 use finish::{Gathered, Settled, settle};
 use order::Ordered;
 use roots::Roots;
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -99,7 +99,7 @@ pub fn run(args: DuArgs, cluster: &Cluster) -> Exit {
     // prints, they wait for the end.
     let streamed = plan.list.as_ref().is_some_and(|l| !l.sorted) && cluster.size() == 1;
     let ordered =
-        streamed.then(|| Ordered::new(Arc::clone(&stdout), roots.len(), std::io::stdout().is_terminal()));
+        streamed.then(|| Ordered::new(Arc::clone(&stdout), roots.len(), users_terminal(&std::io::stdout())));
     let visitor = DuVisitor::new(
         &plan,
         &roots,
@@ -111,7 +111,8 @@ pub fn run(args: DuArgs, cluster: &Cluster) -> Exit {
     options.follow = plan.follow;
     options.each_dir_once = plan.count_every_inode_once;
     // Lines printed while walking would be garbled by a spinner on the same terminal.
-    let progress = if streamed && std::io::stdout().is_terminal() { None } else { terminal_progress("du") };
+    let progress =
+        if streamed && users_terminal(&std::io::stdout()) { None } else { terminal_progress("du") };
     if let Some((callback, _)) = &progress {
         options.progress = Some(callback.clone());
     }
@@ -174,7 +175,7 @@ fn print(
                     ColorWhen::Always => true,
                     ColorWhen::Never => false,
                     ColorWhen::Auto => {
-                        std::io::stdout().is_terminal()
+                        users_terminal(&std::io::stdout())
                             && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
                     }
                 },
@@ -226,13 +227,20 @@ fn directory_of(path: &Path) -> &Path {
     }
 }
 
-/// Columns of the terminal on stdout, else `COLUMNS`, else 100.
+/// Columns of the user's terminal on stdout, else `COLUMNS`, else 100.
 fn terminal_width() -> usize {
+    if !users_terminal(&std::io::stdout()) {
+        return columns_variable();
+    }
     let mut size = libc::winsize { ws_row: 0, ws_col: 0, ws_xpixel: 0, ws_ypixel: 0 };
     // SAFETY: TIOCGWINSZ fills a winsize; the pointer is valid for the call.
     let rc = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut size) };
     if rc == 0 && size.ws_col > 0 {
         return usize::from(size.ws_col);
     }
+    columns_variable()
+}
+
+fn columns_variable() -> usize {
     std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok()).filter(|&c| c > 0).unwrap_or(100)
 }

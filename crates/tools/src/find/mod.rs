@@ -6,14 +6,13 @@ mod output;
 mod start_points;
 mod visitor;
 
-use crate::common::{Exit, WalkArgs, print_error, terminal_progress};
+use crate::common::{Exit, WalkArgs, print_error, terminal_progress, users_terminal};
 use canopy_dist::Cluster;
 use canopy_engine::sys::stat_path;
 use canopy_engine::{Follow, Timestamp, Visitor};
 use canopy_expr::parse;
 use clap::Args;
 use std::ffi::OsString;
-use std::io::IsTerminal;
 use std::os::unix::ffi::OsStringExt;
 use visitor::{Find, StartPass};
 
@@ -90,7 +89,7 @@ pub fn run(args: FindArgs, cluster: &Cluster) -> Exit {
             }
         },
     };
-    let stdout_is_terminal = std::io::stdout().is_terminal();
+    let stdout_is_terminal = users_terminal(&std::io::stdout());
     let find = Find::new(&program, &roots, args.sort, stdout_is_terminal, cluster);
     if let Err(e) = &find {
         print_error("find", e);

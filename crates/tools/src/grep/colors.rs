@@ -2,7 +2,7 @@
 //! bn=32:se=36`) and the `GREP_COLORS` variable that changes them (`mt=` sets both match colors,
 //! `ne` drops the erase-to-end-of-line, `rv` swaps `sl` and `cx` under `-v`).
 
-use std::io::IsTerminal;
+use crate::common::users_terminal;
 
 /// When to color.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -16,16 +16,14 @@ pub enum When {
 }
 
 impl When {
-    /// Whether to color stdout: `auto` on a terminal (not `TERM=dumb`) unless `NO_COLOR` is set.
-    /// Under a launcher (`launched`) `auto` is off: a rank's stdout is the pseudo-terminal Open
-    /// MPI gives it, whatever mpirun's own output is (a file, a pipe).
-    pub fn enabled(self, launched: bool) -> bool {
+    /// Whether to color stdout: `auto` on the user's terminal (not `TERM=dumb`, so never under a
+    /// launcher) unless `NO_COLOR` is set.
+    pub fn enabled(self) -> bool {
         match self {
             When::Always => true,
             When::Never => false,
             When::Auto => {
-                !launched
-                    && std::io::stdout().is_terminal()
+                users_terminal(&std::io::stdout())
                     && std::env::var_os("TERM").is_some_and(|t| t != "dumb")
                     && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
             }

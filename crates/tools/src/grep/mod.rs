@@ -14,7 +14,7 @@ mod visitor;
 pub use args::GrepArgs;
 pub use pattern::{Dialect, Pattern, Spec};
 
-use crate::common::{Exit, print_error, report_write_errors, terminal_progress, utf8_locale};
+use crate::common::{Exit, print_error, report_write_errors, terminal_progress, users_terminal, utf8_locale};
 use args::{Devices, Directories, GrepOptions};
 use canopy_dist::Cluster;
 use canopy_engine::sys::stat_path;
@@ -26,7 +26,7 @@ use grep_matcher::LineTerminator;
 use grep_searcher::{BinaryDetection, SearcherBuilder};
 use output::{BinaryFiles, Mode, Output, Show};
 use select::Selection;
-use std::io::{IsTerminal, Read};
+use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use visitor::Grep;
@@ -79,7 +79,7 @@ pub fn run(args: GrepArgs, cluster: &Cluster) -> Exit {
         let mut walk = options.walk.options();
         // grep -r follows a symlink named on the command line, none met inside; -R follows all.
         walk.follow = if options.dereference_recursive { Follow::Always } else { Follow::Roots };
-        let progress = if std::io::stdout().is_terminal() { None } else { terminal_progress("grep") };
+        let progress = if users_terminal(&std::io::stdout()) { None } else { terminal_progress("grep") };
         if let Some((callback, _)) = &progress {
             walk.progress = Some(callback.clone());
         }
@@ -126,7 +126,7 @@ fn prepare(o: &GrepOptions, rules: &[select::Rule], cluster: &Cluster) -> Result
         return Err("--json and --group show whole lines: they cannot be combined with -o or -A/-B/-C".into());
     }
     let unicode = utf8_locale();
-    let colors = o.color.unwrap_or(colors::When::Auto).enabled(cluster.launched()) && !o.json && !o.group;
+    let colors = o.color.unwrap_or(colors::When::Auto).enabled() && !o.json && !o.group;
     let spec = Spec {
         patterns,
         dialect,
@@ -195,7 +195,7 @@ fn prepare(o: &GrepOptions, rules: &[select::Rule], cluster: &Cluster) -> Result
             BinaryDetection::convert(0)
         });
     let stdout = cluster.outputs(&[]).map_err(|e| format!("cannot open the output: {e}"))?.remove(0);
-    let each_file = o.line_buffered || std::io::stdout().is_terminal();
+    let each_file = o.line_buffered || users_terminal(&std::io::stdout());
     let grep = Grep {
         pattern,
         output: Output::new(stdout, (!separator_line.is_empty()).then_some(separator_line), each_file),

@@ -6,6 +6,7 @@ mod filter;
 use crate::common::guard::Protected;
 use crate::common::{
     Exit, WalkArgs, cluster_stdout, print_error, quote, report_write_errors, terminal_progress,
+    users_terminal,
 };
 use crate::remove::{Conduct, Prompter, Remover};
 use canopy_dist::Cluster;
@@ -16,7 +17,6 @@ use canopy_util::path::split_parent;
 use clap::{Args, ValueEnum};
 use filter::Filter;
 use std::ffi::OsString;
-use std::io::IsTerminal;
 use std::os::unix::ffi::OsStringExt;
 
 const AFTER_HELP: &str = "\
@@ -265,7 +265,7 @@ fn confirmed_once(args: &RmArgs, count: usize, cluster: &Cluster) -> bool {
 fn prompter(args: &RmArgs, when: Option<When>) -> Option<Prompter> {
     match when {
         Some(When::Always) => Some(Prompter::new("rm", true)),
-        None if !args.force && !rustix::process::geteuid().is_root() && std::io::stdin().is_terminal() => {
+        None if !args.force && !rustix::process::geteuid().is_root() && users_terminal(&std::io::stdin()) => {
             Some(Prompter::new("rm", false))
         }
         _ => None,

@@ -86,7 +86,8 @@ impl SharedLinks {
     }
 
     /// Offers `name` in `dir`, a complete copy of `meta`'s inode, as the inode's copy: `None` if it
-    /// now is, or the copy another process published first.
+    /// now is (or already was: another process published it under another of its names), or the
+    /// copy another process published first.
     pub fn publish(
         &self,
         dir: BorrowedFd<'_>,
@@ -100,6 +101,13 @@ impl SharedLinks {
             Ok(()) => Ok(None),
             Err(Errno::EXIST) => {
                 let found = lookup(&*area, &meeting)?.ok_or(Errno::NOENT)?;
+                // Two processes that kept one existing copy, each under a name it met, publish the
+                // same inode: nothing to replace. (Linking the name over itself would leave the
+                // temporary behind: rename(2) between two names of one inode does nothing.)
+                let offered = lookup(dir, name)?.ok_or(Errno::NOENT)?;
+                if offered.file_id() == found.file_id() {
+                    return Ok(None);
+                }
                 Ok(Some(Meeting { area, name: meeting, meta: found }))
             }
             Err(errno) => Err(errno),
@@ -270,6 +278,9 @@ mod tests {
         assert!(links.find(&source).unwrap().is_none());
         let dir_fd = open_path(dir.as_os_str().as_bytes(), false).unwrap();
         assert!(links.publish(dir_fd.as_fd(), c"first", &source).unwrap().is_none(), "the first wins");
+        std::fs::hard_link(dir.join("first"), dir.join("first-again")).unwrap();
+        let again = links.publish(dir_fd.as_fd(), c"first-again", &source).unwrap();
+        assert!(again.is_none(), "another name of the published copy is that copy already");
         let taken = links.publish(dir_fd.as_fd(), c"second", &source).unwrap().expect("the name is taken");
         let first_ino = std::fs::metadata(dir.join("first")).unwrap().ino();
         assert_eq!(taken.meta.ino, first_ino, "the loser learns the winner's copy");
