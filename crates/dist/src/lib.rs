@@ -27,6 +27,7 @@ mod mpi;
 pub mod safra;
 mod sched_kind;
 pub mod stats;
+mod terminal;
 pub mod termination;
 pub mod victims;
 
@@ -34,3 +35,4 @@ pub use cluster::{Cluster, NO_ANSWER_EXIT, Plan};
 pub use messenger::Messenger;
 pub use sched_kind::SchedKind;
 pub use stats::{ClusterStats, RankStats};
+pub use terminal::users_terminal;

@@ -8,9 +8,9 @@ mod view;
 
 use crate::hosts::{HostsArgs, with_runtime};
 use canopy_dist::Cluster;
+use canopy_dist::users_terminal;
 use canopy_group::{AggrSpec, AggrType, GroupError, OpKind, OpenFlags, Registry, Runtime, Transport};
 use canopy_nodeset::NodeSet;
-use canopy_tools::common::users_terminal;
 use clap::{Args, ValueEnum};
 use procs::{Params, ProcessTop, Summary};
 use std::io::Write;

@@ -14,11 +14,11 @@ pub mod pieces;
 mod progress;
 mod quote;
 pub mod records;
-mod terminal;
 mod walk_args;
 pub mod wire;
 mod write_errors;
 
+pub use canopy_dist::users_terminal;
 pub use exit::Exit;
 pub use locale::utf8_locale;
 pub use lookup::lookup;
@@ -26,7 +26,6 @@ pub use messages::print_error;
 pub use mirror::Mirror;
 pub use progress::{terminal_progress, terminal_progress_with};
 pub use quote::quote;
-pub use terminal::users_terminal;
 pub use walk_args::WalkArgs;
 pub use write_errors::{print_stdout, report_write_errors};
 

@@ -5,7 +5,7 @@
 //! pseudo-terminal whatever mpirun's own output is (a file, a pipe), so a rank's "terminal" says
 //! nothing about where the output goes. There the answer is no: plain output, no progress.
 
-use canopy_dist::Cluster;
+use crate::Cluster;
 use std::io::IsTerminal;
 
 /// Whether `stream` (stdin, stdout or stderr) is an interactive terminal of the user: a terminal,
