@@ -6,7 +6,7 @@ mod difference;
 mod visitor;
 
 use crate::common::pieces::Pieces;
-use crate::common::{Exit, WalkArgs, cluster_stdout, report_write_errors, terminal_progress};
+use crate::common::{Exit, Progress, WalkArgs, cluster_stdout, report_write_errors};
 use canopy_dist::Cluster;
 use canopy_engine::Follow;
 use canopy_util::path::os_to_bytes;
@@ -99,14 +99,9 @@ pub fn run(args: CmpArgs, cluster: &Cluster) -> Exit {
     };
     let mut options = args.walk.options();
     options.follow = Follow::Roots;
-    let progress = if std::io::stdout().is_terminal() { None } else { terminal_progress("cmp") };
-    if let Some((callback, _)) = &progress {
-        options.progress = Some(callback.clone());
-    }
+    let progress = Progress::start(!std::io::stdout().is_terminal(), "cmp", &mut options);
     let outcome = cluster.walk(&[a, b], &options, &compare, &args.walk.plan());
-    if let Some((_, bar)) = progress {
-        bar.finish_and_clear();
-    }
+    progress.finish();
     let counts = Counts {
         compared: outcome.states.iter().map(|s| s.compared).sum(),
         differences: outcome.states.iter().map(|s| s.differences).sum(),
