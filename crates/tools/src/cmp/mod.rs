@@ -6,7 +6,7 @@ mod difference;
 mod visitor;
 
 use crate::common::pieces::Pieces;
-use crate::common::{Exit, WalkArgs, cluster_stdout, report_write_errors, terminal_progress, users_terminal};
+use crate::common::{Exit, Progress, WalkArgs, cluster_stdout, report_write_errors, users_terminal};
 use canopy_dist::Cluster;
 use canopy_engine::Follow;
 use canopy_util::path::os_to_bytes;
@@ -98,14 +98,9 @@ pub fn run(args: CmpArgs, cluster: &Cluster) -> Exit {
     };
     let mut options = args.walk.options();
     options.follow = Follow::Roots;
-    let progress = if users_terminal(&std::io::stdout()) { None } else { terminal_progress("cmp") };
-    if let Some((callback, _)) = &progress {
-        options.progress = Some(callback.clone());
-    }
+    let progress = Progress::start(!users_terminal(&std::io::stdout()), "cmp", &mut options);
     let outcome = cluster.walk(&[a, b], &options, &compare, &args.walk.plan());
-    if let Some((_, bar)) = progress {
-        bar.finish_and_clear();
-    }
+    progress.finish();
     let counts = Counts {
         compared: outcome.states.iter().map(|s| s.compared).sum(),
         differences: outcome.states.iter().map(|s| s.differences).sum(),

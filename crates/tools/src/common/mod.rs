@@ -24,7 +24,7 @@ pub use locale::utf8_locale;
 pub use lookup::lookup;
 pub use messages::print_error;
 pub use mirror::Mirror;
-pub use progress::{terminal_progress, terminal_progress_with};
+pub use progress::Progress;
 pub use quote::quote;
 pub use walk_args::WalkArgs;
 pub use write_errors::{print_stdout, report_write_errors};

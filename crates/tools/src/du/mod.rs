@@ -31,7 +31,7 @@ mod visitor;
 pub use args::DuArgs;
 
 use crate::common::records::{RecordOutput, finish_output, open_output, record_path};
-use crate::common::{Exit, print_error, report_write_errors, terminal_progress, users_terminal};
+use crate::common::{Exit, Progress, print_error, report_write_errors, users_terminal};
 use args::{ColorWhen, Plan};
 use canopy_dist::Cluster;
 use canopy_engine::{Follow, WalkOutcome};
@@ -111,16 +111,10 @@ pub fn run(args: DuArgs, cluster: &Cluster) -> Exit {
     options.follow = plan.follow;
     options.each_dir_once = plan.count_every_inode_once;
     // Lines printed while walking would be garbled by a spinner on the same terminal.
-    let progress =
-        if streamed && users_terminal(&std::io::stdout()) { None } else { terminal_progress("du") };
-    if let Some((callback, _)) = &progress {
-        options.progress = Some(callback.clone());
-    }
+    let progress = Progress::start(!(streamed && users_terminal(&std::io::stdout())), "du", &mut options);
     let WalkOutcome { states, errors, .. } =
         cluster.walk(roots.paths(), &options, &visitor, &args.walk.plan());
-    if let Some((_, bar)) = progress {
-        bar.finish_and_clear();
-    }
+    progress.finish();
     let mut gathered = Gathered { errors, ..Gathered::default() };
     for state in states {
         gathered.add_state(state);

@@ -6,7 +6,7 @@ mod output;
 mod start_points;
 mod visitor;
 
-use crate::common::{Exit, WalkArgs, print_error, terminal_progress, users_terminal};
+use crate::common::{Exit, Progress, WalkArgs, print_error, users_terminal};
 use canopy_dist::Cluster;
 use canopy_engine::sys::stat_path;
 use canopy_engine::{Follow, Timestamp, Visitor};
@@ -104,10 +104,7 @@ pub fn run(args: FindArgs, cluster: &Cluster) -> Exit {
     options.same_file_system = program.options.same_file_system;
     options.max_depth = program.options.max_depth;
     // A spinner would garble results printed to the same terminal.
-    let progress = if stdout_is_terminal { None } else { terminal_progress("find") };
-    if let Some((callback, _)) = &progress {
-        options.progress = Some(callback.clone());
-    }
+    let progress = Progress::start(!stdout_is_terminal, "find", &mut options);
     let (mut states, mut errors) = (Vec::new(), invalid_roots as u64);
     for segment in segments(&roots, program.follow != Follow::Never, cluster) {
         match segment {
@@ -138,9 +135,7 @@ pub fn run(args: FindArgs, cluster: &Cluster) -> Exit {
             }
         }
     }
-    if let Some((_, bar)) = progress {
-        bar.finish_and_clear();
-    }
+    progress.finish();
     let finished_ok = find.finish(states, cluster);
     let exit = Exit::from_errors(errors).max(if finished_ok { Exit::Ok } else { Exit::Errors });
     Exit::from_code(cluster.agree_exit(exit.code()))

@@ -14,7 +14,7 @@ mod visitor;
 pub use args::GrepArgs;
 pub use pattern::{Dialect, Pattern, Spec};
 
-use crate::common::{Exit, print_error, report_write_errors, terminal_progress, users_terminal, utf8_locale};
+use crate::common::{Exit, Progress, print_error, report_write_errors, users_terminal, utf8_locale};
 use args::{Devices, Directories, GrepOptions};
 use canopy_dist::Cluster;
 use canopy_engine::sys::stat_path;
@@ -79,14 +79,9 @@ pub fn run(args: GrepArgs, cluster: &Cluster) -> Exit {
         let mut walk = options.walk.options();
         // grep -r follows a symlink named on the command line, none met inside; -R follows all.
         walk.follow = if options.dereference_recursive { Follow::Always } else { Follow::Roots };
-        let progress = if users_terminal(&std::io::stdout()) { None } else { terminal_progress("grep") };
-        if let Some((callback, _)) = &progress {
-            walk.progress = Some(callback.clone());
-        }
+        let progress = Progress::start(!users_terminal(&std::io::stdout()), "grep", &mut walk);
         let outcome = cluster.walk(&operands.roots, &walk, &grep, &options.walk.plan());
-        if let Some((_, bar)) = progress {
-            bar.finish_and_clear();
-        }
+        progress.finish();
         for mut state in outcome.states {
             grep.flush(&mut state);
             selected += state.selected;

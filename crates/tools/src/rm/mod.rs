@@ -5,8 +5,7 @@ mod filter;
 
 use crate::common::guard::Protected;
 use crate::common::{
-    Exit, WalkArgs, cluster_stdout, print_error, quote, report_write_errors, terminal_progress,
-    users_terminal,
+    Exit, Progress, WalkArgs, cluster_stdout, print_error, quote, report_write_errors, users_terminal,
 };
 use crate::remove::{Conduct, Prompter, Remover};
 use canopy_dist::Cluster;
@@ -200,10 +199,7 @@ pub fn run(args: RmArgs, cluster: &Cluster) -> Exit {
         // Questions one at a time, in the order one worker meets the entries.
         options.threads = ThreadPolicy::Fixed(1);
     }
-    let progress = if args.dry_run || when == Some(When::Always) { None } else { terminal_progress("rm") };
-    if let Some((callback, _)) = &progress {
-        options.progress = Some(callback.clone());
-    }
+    let progress = Progress::start(!args.dry_run && when != Some(When::Always), "rm", &mut options);
     let stdout = (args.dry_run || args.verbose).then(|| cluster_stdout(cluster));
     let listing = stdout.clone().filter(|_| args.dry_run).map(|sink| (sink, &b""[..]));
     let filter = Filter { program, expression, recursive: args.recursive, empty_dirs: args.empty_dirs };
@@ -216,9 +212,7 @@ pub fn run(args: RmArgs, cluster: &Cluster) -> Exit {
     };
     let remover = Remover::new(filter, "rm", listing, protected).with_conduct(conduct);
     let outcome = cluster.walk(&roots, &options, &remover, &args.walk.plan());
-    if let Some((_, bar)) = progress {
-        bar.finish_and_clear();
-    }
+    progress.finish();
     refused += outcome.states.iter().map(|s| s.refused).sum::<u64>();
     drop(outcome.states);
     cluster.finish_output();

@@ -95,7 +95,7 @@ pub use policy::{Existing, Keep, Scope};
 pub use totals::{Numbers, Summary, Totals};
 
 use crate::common::pieces::Pieces;
-use crate::common::{report_write_errors, terminal_progress_with};
+use crate::common::{Progress, report_write_errors};
 use attrs::OwnerPolicy;
 use canopy_dist::{Cluster, Plan};
 use canopy_engine::{DirNode, WalkOptions};
@@ -247,19 +247,11 @@ impl Transfer {
     pub fn run(&self, mut walk_options: WalkOptions, cluster: &Cluster, plan: &Plan) -> Outcome {
         let totals = Arc::clone(&self.totals);
         let tool = self.tool;
-        let progress = if self.options.dry_run {
-            None
-        } else {
-            terminal_progress_with(move |p| totals.describe(tool, p))
-        };
-        if let Some((callback, _)) = &progress {
-            walk_options.progress = Some(callback.clone());
-        }
+        let progress =
+            Progress::start_with(!self.options.dry_run, &mut walk_options, move |p| totals.describe(tool, p));
         let sources: Vec<Vec<u8>> = self.roots.iter().map(|r| r.source.clone()).collect();
         let outcome = cluster.walk(&sources, &walk_options, self, plan);
-        if let Some((_, bar)) = progress {
-            bar.finish_and_clear();
-        }
+        progress.finish();
         let failures: u64 = outcome.states.iter().map(|s| s.failures).sum();
         drop(outcome.states);
         let mut errors = outcome.errors + failures;

@@ -17,7 +17,7 @@ pub use summary::{Seen, Summary};
 pub use totals::{ByKind, Totals};
 
 use crate::common::records::{EncodedPath, RecordFormat, finish_output, open_output, record_path};
-use crate::common::{Exit, WalkArgs, print_stdout, terminal_progress};
+use crate::common::{Exit, Progress, WalkArgs, print_stdout};
 use canopy_dist::Cluster;
 use canopy_engine::{Follow, Timestamp, WalkOutcome};
 use canopy_util::path::os_to_bytes;
@@ -121,17 +121,12 @@ pub fn run(args: &WalkCmdArgs, cluster: &Cluster) -> Exit {
         options.follow = Follow::Always;
         options.each_dir_once = true;
     }
-    let progress = terminal_progress("walk");
-    if let Some((callback, _)) = &progress {
-        options.progress = Some(callback.clone());
-    }
+    let progress = Progress::start(true, "walk", &mut options);
     let reference = now();
     let visitor = WalkVisitor::new(reference, args.top, output.as_ref().map(|(_, o)| o));
     let WalkOutcome { states, errors, stats, .. } =
         cluster.walk(&roots, &options, &visitor, &args.walk.plan());
-    if let Some((_, bar)) = progress {
-        bar.finish_and_clear();
-    }
+    progress.finish();
 
     let mut summary = Summary::new(args.top);
     for state in states {
