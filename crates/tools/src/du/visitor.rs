@@ -25,6 +25,22 @@ use std::sync::Arc;
 /// The operation of a followed symlink that leads nowhere.
 const DANGLING: &str = "follow";
 
+/// How du counts an entry it takes in.
+struct Counted {
+    meta: Metadata,
+    usage: Usage,
+    /// Counted through the hard-link table, once per inode (unless `-l`): a file with several
+    /// links, or under `-L` any inode, which may be met twice.
+    linked: bool,
+}
+
+impl Counted {
+    fn new(meta: Metadata, plan: &Plan) -> Self {
+        let linked = !plan.count_links && (plan.count_every_inode_once || (!meta.is_dir() && meta.nlink > 1));
+        Counted { meta, usage: Usage::of(&meta, plan.time_field()), linked }
+    }
+}
+
 pub struct DuVisitor<'a> {
     plan: &'a Plan,
     roots: &'a Roots,
@@ -144,6 +160,118 @@ impl<'a> DuVisitor<'a> {
     fn on_other_file_system(&self, entry: &Entry<'_, Tally>, meta: &Metadata) -> bool {
         self.plan.one_file_system && entry.dir().and_then(|d| d.root_dev()).is_some_and(|dev| dev != meta.dev)
     }
+
+    /// The entry's metadata if du counts it. `None` when it is left out — excluded, unreadable, a
+    /// symlink to follow that leads nowhere (both reported), on another file system with `-x`, or
+    /// already counted as an earlier argument — after noting it in the export.
+    fn admitted(
+        &self,
+        cx: &mut Cx<'_, Self>,
+        state: &mut DuState<'_>,
+        entry: &Entry<'_, Tally>,
+        root: u32,
+    ) -> Option<Metadata> {
+        let dir = entry.dir().map(|d| &**d);
+        // The name in its directory; for an argument, the path as given.
+        let name = entry.name_cstr().to_bytes();
+        if self.excluded(state, entry) {
+            self.export_entry(dir, name, None, Some(Left::Pattern));
+            return None;
+        }
+        let meta = match entry.metadata() {
+            Ok(meta) if entry.follows() && meta.kind() == FileKind::Symlink => {
+                // A symlink to follow that leads nowhere: du cannot access what it names.
+                cx.report(WalkError::io(entry.path(), Op::Tool(DANGLING), Errno::NOENT));
+                self.export_entry(dir, name, None, Some(Left::Unreadable));
+                return None;
+            }
+            Ok(meta) => *meta,
+            Err(errno) => {
+                cx.report(WalkError::io(entry.path(), Op::Stat, errno));
+                self.export_entry(dir, name, None, Some(Left::Unreadable));
+                return None;
+            }
+        };
+        if self.on_other_file_system(entry, &meta) {
+            self.export_entry(dir, name, Some(&meta), Some(Left::OtherFs));
+            return None;
+        }
+        if dir.is_some() && self.roots.is_earlier_argument(root, meta.file_id()) {
+            return None;
+        }
+        Some(meta)
+    }
+
+    /// `--records`: the entry's record.
+    fn record(&self, state: &mut DuState<'_>, entry: &Entry<'_, Tally>, meta: &Metadata) {
+        if let Some(records) = &mut state.records {
+            state.path.clear();
+            entry.write_path(&mut state.path);
+            records.push(&Record { path: &state.path, kind: meta.kind(), meta, depth: entry.depth() });
+        }
+    }
+
+    /// The sums a directory starts with: its own usage, or a claim on it in the hard-link table.
+    fn dir_tally(&self, entry: &Entry<'_, Tally>, counted: &Counted, root: u32) -> Tally {
+        let tally = Tally::default();
+        if counted.linked {
+            let place = self.place(root, &entry.path());
+            self.links.meet(counted.meta.file_id(), counted.usage, None, place, true, None);
+            tally.add_pending_link();
+        } else {
+            tally.usage.add(counted.usage);
+        }
+        tally
+    }
+
+    /// An argument that is not a directory: its own line, at level 0.
+    fn argument_file(&self, state: &mut DuState<'_>, entry: &Entry<'_, Tally>, counted: &Counted, root: u32) {
+        let (name, usage) = (entry.name_cstr().to_bytes(), counted.usage);
+        let mut node = Node::new(name.to_vec(), NodeKind::File, Usage::default());
+        if counted.linked {
+            let place = self.place(root, b"");
+            self.links.meet(counted.meta.file_id(), usage, None, place, false, None);
+            node.open = true;
+        } else {
+            node.usage = usage;
+            self.line(state, usage, name, root);
+            node.printed = self.plan.list.is_some();
+        }
+        let export = self.export.map(|_| Vec::new()).unwrap_or_default();
+        let open = node.open;
+        state.roots.push(RootResult { root, node, export });
+        self.finished(root, open);
+    }
+
+    /// A file in `dir`: added to the directory's sums, or to the hard-link table's count, which
+    /// gives it to the directory once all its names are met.
+    fn file_in(
+        &self,
+        state: &mut DuState<'_>,
+        dir: &Arc<DirNode<Tally>>,
+        entry: &Entry<'_, Tally>,
+        counted: &Counted,
+        root: u32,
+    ) {
+        let (name, meta, usage) = (entry.name_cstr().to_bytes(), &counted.meta, counted.usage);
+        self.export_entry(Some(dir), name, Some(meta), None);
+        if !counted.linked {
+            dir.data.usage.add(usage);
+            self.show_file(state, dir, name, usage, root);
+            return;
+        }
+        let place = self.place(root, &entry.path());
+        let here = DirHandle(Arc::clone(dir));
+        match self.links.meet(meta.file_id(), usage, Some(meta.nlink), place, false, Some(here)) {
+            Met::Counted { owner, usage, earlier } => {
+                dir.data.take_back_pending_links(earlier);
+                dir.data.usage.add(usage);
+                let owner_name = owner.components().last().unwrap_or_default().to_vec();
+                self.show_file(state, dir, &owner_name, usage, root);
+            }
+            Met::Pending => dir.data.add_pending_link(),
+        }
+    }
 }
 
 impl<'a> Visitor for DuVisitor<'a> {
@@ -162,95 +290,22 @@ impl<'a> Visitor for DuVisitor<'a> {
 
     fn visit(&self, cx: &mut Cx<'_, Self>, state: &mut DuState<'a>, entry: &Entry<'_, Tally>) -> Action {
         let root = self.root_of(entry);
-        // The name in its directory; for an argument, the path as given.
-        let name = entry.name_cstr().to_bytes();
-        // An argument that goes no further has nothing more to print.
-        let pruned = || {
+        let Some(meta) = self.admitted(cx, state, entry, root) else {
+            // An argument that goes no further has nothing more to print.
             if entry.is_root() {
                 self.finished(root, false);
             }
-            Action::Prune
-        };
-        if self.excluded(state, entry) {
-            self.export_entry(entry.dir().map(|d| &**d), name, None, Some(Left::Pattern));
-            return pruned();
-        }
-        let meta = match entry.metadata() {
-            Ok(meta) if entry.follows() && meta.kind() == FileKind::Symlink => {
-                // A symlink to follow that leads nowhere: du cannot access what it names.
-                cx.report(WalkError::io(entry.path(), Op::Tool(DANGLING), Errno::NOENT));
-                self.export_entry(entry.dir().map(|d| &**d), name, None, Some(Left::Unreadable));
-                return pruned();
-            }
-            Ok(meta) => *meta,
-            Err(errno) => {
-                cx.report(WalkError::io(entry.path(), Op::Stat, errno));
-                self.export_entry(entry.dir().map(|d| &**d), name, None, Some(Left::Unreadable));
-                return pruned();
-            }
-        };
-        if self.on_other_file_system(entry, &meta) {
-            self.export_entry(entry.dir().map(|d| &**d), name, Some(&meta), Some(Left::OtherFs));
             return Action::Prune;
-        }
-        if entry.dir().is_some() && self.roots.is_earlier_argument(root, meta.file_id()) {
-            return Action::Prune;
-        }
-        if let Some(records) = &mut state.records {
-            state.path.clear();
-            entry.write_path(&mut state.path);
-            records.push(&Record { path: &state.path, kind: meta.kind(), meta: &meta, depth: entry.depth() });
-        }
-        let usage = Usage::of(&meta, self.plan.time_field());
-        let is_dir = meta.is_dir();
-        let linked =
-            !self.plan.count_links && (self.plan.count_every_inode_once || (!is_dir && meta.nlink > 1));
-        if is_dir {
-            let tally = Tally::default();
-            if linked {
-                let place = self.place(root, &entry.path());
-                self.links.meet(meta.file_id(), usage, None, place, true, None);
-                tally.add_pending_link();
-            } else {
-                tally.usage.add(usage);
-            }
-            cx.set_dir_data(tally);
-            return Action::Continue;
-        }
-        let Some(dir) = entry.dir() else {
-            // An argument that is not a directory: its own line, at level 0.
-            let mut node = Node::new(name.to_vec(), NodeKind::File, Usage::default());
-            if linked {
-                let place = self.place(root, b"");
-                self.links.meet(meta.file_id(), usage, None, place, false, None);
-                node.open = true;
-            } else {
-                node.usage = usage;
-                self.line(state, usage, name, root);
-                node.printed = self.plan.list.is_some();
-            }
-            let export = self.export.map(|_| Vec::new()).unwrap_or_default();
-            let open = node.open;
-            state.roots.push(RootResult { root, node, export });
-            self.finished(root, open);
-            return Action::Continue;
         };
-        self.export_entry(Some(dir), name, Some(&meta), None);
-        if !linked {
-            dir.data.usage.add(usage);
-            self.show_file(state, dir, name, usage, root);
+        self.record(state, entry, &meta);
+        let counted = Counted::new(meta, self.plan);
+        if meta.is_dir() {
+            cx.set_dir_data(self.dir_tally(entry, &counted, root));
             return Action::Continue;
         }
-        let place = self.place(root, &entry.path());
-        let here = DirHandle(Arc::clone(dir));
-        match self.links.meet(meta.file_id(), usage, Some(meta.nlink), place, false, Some(here)) {
-            Met::Counted { owner, usage, earlier } => {
-                dir.data.take_back_pending_links(earlier);
-                dir.data.usage.add(usage);
-                let owner_name = owner.components().last().unwrap_or_default().to_vec();
-                self.show_file(state, dir, &owner_name, usage, root);
-            }
-            Met::Pending => dir.data.add_pending_link(),
+        match entry.dir() {
+            None => self.argument_file(state, entry, &counted, root),
+            Some(dir) => self.file_in(state, dir, entry, &counted, root),
         }
         Action::Continue
     }
