@@ -19,10 +19,10 @@ fn sink_index(output: Output) -> usize {
 }
 
 /// The starting point `entry` was found under (for `%H` and `%P`).
-fn root_of(entry: &Entry<'_, ()>) -> Vec<u8> {
+fn root_of<'e>(entry: &'e Entry<'_, ()>) -> &'e [u8] {
     match entry.dir() {
-        Some(dir) => dir.ancestors().last().map_or_else(Vec::new, |root| root.path().to_vec()),
-        None => entry.path(),
+        Some(dir) => dir.ancestors().last().map_or(&[], |root| root.path()),
+        None => entry.name_cstr().to_bytes(),
     }
 }
 
@@ -41,12 +41,13 @@ impl<'p> Host<()> for FindHost<'_, 'p> {
                 true
             }
             Action::Printf { format, output } => {
-                let root = root_of(entry);
+                // Only %H and %P read the starting point, which takes a walk up the ancestors.
+                let root = if format.reads_start_point() { root_of(entry) } else { &[] };
                 let mut failure = None;
                 self.state.outputs.emit(
                     sink_index(*output),
                     || entry.path(),
-                    |out| failure = format.render(entry, &root, out).err(),
+                    |out| failure = format.render(entry, root, out).err(),
                 );
                 match failure {
                     Some(RenderError::Stat(errno)) => self.error(entry, errno),
