@@ -5,6 +5,8 @@ use crate::clock::{local_tm, strftime};
 use crate::fstype::fs_type_name;
 use crate::ids::{group_name, user_name};
 use canopy_engine::{Entry, Errno, FileKind, Metadata, Timestamp};
+use std::cell::RefCell;
+use std::io::Write;
 
 /// A parsed `-printf` format.
 #[derive(Clone, Debug, Default)]
@@ -20,7 +22,7 @@ enum Piece {
     Field(Spec, Field),
 }
 
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct Spec {
     left: bool,
     zero: bool,
@@ -73,6 +75,11 @@ enum Field {
 }
 
 impl Field {
+    /// Whether rendering the field reads the entry's whole path (`%f` only for a starting point).
+    fn reads_path(self, root: bool) -> bool {
+        matches!(self, Field::Path | Field::Dir | Field::RelPath) || (self == Field::Name && root)
+    }
+
     /// Whether the field needs the entry's metadata.
     fn needs_stat(self) -> bool {
         !matches!(
@@ -153,32 +160,44 @@ impl Format {
         self.pieces.iter().any(|p| matches!(p, Piece::Field(_, f) if f.needs_stat()))
     }
 
-    /// Appends the rendering for `entry` to `out`. A failed stat ends the rendering; a missing security context (`%Z`) renders empty,
-    /// as in GNU find, and is reported after the whole line.
+    /// Appends the rendering for `entry` to `out`. A failed stat ends the rendering; a
+    /// missing security context (`%Z`) renders empty, as in GNU find, and is reported after the
+    /// whole line. Fields without flags, width or precision are written straight into `out`.
     pub fn render<D>(&self, entry: &Entry<'_, D>, out: &mut Vec<u8>) -> Result<(), RenderError> {
-        let mut path = Vec::new();
-        let mut context_error = None;
-        for piece in &self.pieces {
-            match piece {
-                Piece::Text(t) => out.extend_from_slice(t),
-                Piece::Stop => break,
-                Piece::Field(spec, field) => {
-                    if path.is_empty() {
-                        entry.write_path(&mut path);
-                    }
-                    let value = if *field == Field::Context {
-                        security_context(entry).unwrap_or_else(|errno| {
+        thread_local! {
+            /// The entry's path and one field's value, reused from entry to entry.
+            static SCRATCH: RefCell<(Vec<u8>, Vec<u8>)> = const { RefCell::new((Vec::new(), Vec::new())) };
+        }
+        SCRATCH.with_borrow_mut(|(path, value)| {
+            path.clear();
+            let mut context_error = None;
+            for piece in &self.pieces {
+                match piece {
+                    Piece::Text(t) => out.extend_from_slice(t),
+                    Piece::Stop => break,
+                    Piece::Field(spec, Field::Context) => {
+                        let context = security_context(entry).unwrap_or_else(|errno| {
                             context_error = Some(errno);
                             Vec::new()
-                        })
-                    } else {
-                        field_value(*field, entry, &path).map_err(RenderError::Stat)?
-                    };
-                    apply_spec(spec, *field, &value, out);
+                        });
+                        apply_spec(spec, Field::Context, &context, out);
+                    }
+                    Piece::Field(spec, field) => {
+                        if path.is_empty() && field.reads_path(entry.is_root()) {
+                            entry.write_path(path);
+                        }
+                        if *spec == Spec::default() {
+                            write_field(*field, entry, path, out).map_err(RenderError::Stat)?;
+                        } else {
+                            value.clear();
+                            write_field(*field, entry, path, value).map_err(RenderError::Stat)?;
+                            apply_spec(spec, *field, value, out);
+                        }
+                    }
                 }
             }
-        }
-        context_error.map_or(Ok(()), |errno| Err(RenderError::Context(errno)))
+            context_error.map_or(Ok(()), |errno| Err(RenderError::Context(errno)))
+        })
     }
 }
 
@@ -337,60 +356,74 @@ fn parse_field(format: &[u8], i: &mut usize) -> Option<Field> {
     })
 }
 
-fn field_value<D>(field: Field, entry: &Entry<'_, D>, path: &[u8]) -> Result<Vec<u8>, Errno> {
+/// Appends `field`'s value to `out`; nothing if the metadata it needs cannot be read.
+fn write_field<D>(field: Field, entry: &Entry<'_, D>, path: &[u8], out: &mut Vec<u8>) -> Result<(), Errno> {
     let meta = || entry.metadata().copied();
-    Ok(match field {
-        Field::Path => path.to_vec(),
-        Field::Name => {
-            if entry.is_root() {
-                base_name(path).to_vec()
-            } else {
-                entry.file_name().to_vec()
-            }
+    match field {
+        Field::Path => out.extend_from_slice(path),
+        Field::Name if entry.is_root() => out.extend_from_slice(base_name(path)),
+        Field::Name => out.extend_from_slice(entry.file_name()),
+        Field::Dir => out.extend_from_slice(leading_dirs(path)),
+        Field::RelPath => {
+            let rest = path.get(entry.start_point().len()..).unwrap_or_default();
+            out.extend_from_slice(rest.strip_prefix(b"/").unwrap_or(rest));
         }
-        Field::Dir => leading_dirs(path).to_vec(),
-        Field::RelPath => entry.relative_path(),
-        Field::StartPoint => entry.start_point().to_vec(),
-        Field::Depth => entry.depth().to_string().into_bytes(),
-        Field::Size => meta()?.size.to_string().into_bytes(),
-        Field::Blocks => meta()?.blocks.to_string().into_bytes(),
-        Field::KBlocks => (meta()?.blocks * 512).div_ceil(1024).to_string().into_bytes(),
+        Field::StartPoint => out.extend_from_slice(entry.start_point()),
+        Field::Depth => decimal(out, entry.depth()),
+        Field::Size => decimal(out, meta()?.size),
+        Field::Blocks => decimal(out, meta()?.blocks),
+        Field::KBlocks => decimal(out, (meta()?.blocks * 512).div_ceil(1024)),
         Field::Sparseness => {
             let m = meta()?;
             let ratio = if m.size == 0 { 1.0 } else { (m.blocks * 512) as f64 / m.size as f64 };
-            format_g(ratio).into_bytes()
+            out.extend_from_slice(format_g(ratio).as_bytes());
         }
-        Field::ModeOctal => format!("{:o}", meta()?.mode & 0o7777).into_bytes(),
-        Field::ModeString => mode_string(meta()?.mode).into_bytes(),
-        Field::Links => meta()?.nlink.to_string().into_bytes(),
-        Field::Inode => meta()?.ino.to_string().into_bytes(),
-        Field::Device => meta()?.dev.to_string().into_bytes(),
-        Field::Uid => meta()?.uid.to_string().into_bytes(),
-        Field::Gid => meta()?.gid.to_string().into_bytes(),
+        Field::ModeOctal => {
+            let mode = meta()?.mode & 0o7777;
+            // Writing to a Vec cannot fail.
+            let _ = write!(out, "{mode:o}");
+        }
+        Field::ModeString => out.extend_from_slice(mode_string(meta()?.mode).as_bytes()),
+        Field::Links => decimal(out, meta()?.nlink),
+        Field::Inode => decimal(out, meta()?.ino),
+        Field::Device => decimal(out, meta()?.dev),
+        Field::Uid => decimal(out, meta()?.uid),
+        Field::Gid => decimal(out, meta()?.gid),
         Field::User => {
             let uid = meta()?.uid;
-            user_name(uid).unwrap_or_else(|| uid.to_string().into_bytes())
+            match user_name(uid) {
+                Some(name) => out.extend_from_slice(&name),
+                None => decimal(out, uid),
+            }
         }
         Field::Group => {
             let gid = meta()?.gid;
-            group_name(gid).unwrap_or_else(|| gid.to_string().into_bytes())
+            match group_name(gid) {
+                Some(name) => out.extend_from_slice(&name),
+                None => decimal(out, gid),
+            }
         }
-        Field::Kind => vec![kind_letter(entry.kind())],
-        Field::KindFollowed => vec![followed_kind_letter(entry)],
+        Field::Kind => out.push(kind_letter(entry.kind())),
+        Field::KindFollowed => out.push(followed_kind_letter(entry)),
         Field::LinkTarget => {
             // Like GNU: only what the entry's own stat (following links under -L) sees as a link.
             if entry.metadata().is_ok_and(|m| m.kind() == FileKind::Symlink) {
-                read_link(entry).unwrap_or_default()
-            } else {
-                Vec::new()
+                out.extend_from_slice(&read_link(entry).unwrap_or_default());
             }
         }
-        Field::FsType => fs_type_name(meta()?.dev),
-        Field::Context => security_context(entry)?,
-        Field::CTime(of) => ctime_with_nanos(time_of(&meta()?, of)),
-        Field::Time(of, k) => format_time(time_of(&meta()?, of), k),
-        Field::Birth => Vec::new(),
-    })
+        Field::FsType => out.extend_from_slice(&fs_type_name(meta()?.dev)),
+        Field::Context => out.extend_from_slice(&security_context(entry)?),
+        Field::CTime(of) => out.extend_from_slice(&ctime_with_nanos(time_of(&meta()?, of))),
+        Field::Time(of, k) => out.extend_from_slice(&format_time(time_of(&meta()?, of), k)),
+        Field::Birth => {}
+    }
+    Ok(())
+}
+
+/// An integer in decimal, without an intermediate string.
+fn decimal(out: &mut Vec<u8>, n: impl std::fmt::Display) {
+    // Writing to a Vec cannot fail.
+    let _ = write!(out, "{n}");
 }
 
 fn kind_letter(kind: FileKind) -> u8 {
@@ -550,32 +583,48 @@ fn trim_zeros(s: &str) -> &str {
 
 fn apply_spec(spec: &Spec, field: Field, value: &[u8], out: &mut Vec<u8>) {
     let numeric = matches!(field, Field::Depth | Field::ModeOctal | Field::Sparseness);
-    let mut body = value.to_vec();
+    // The value as printed: a flag's prefix (`%#m`'s 0, `%+d`'s sign) and the value, cut to the
+    // precision for text.
+    let mut prefix: &[u8] = b"";
+    let mut body = value;
     if numeric {
-        if field == Field::ModeOctal && spec.alternate && body != b"0" {
-            body.insert(0, b'0');
+        if field == Field::ModeOctal && spec.alternate && value != b"0" {
+            prefix = b"0";
         }
         if field == Field::Depth && spec.plus {
-            body.insert(0, b'+');
+            prefix = b"+";
         } else if field == Field::Depth && spec.space {
-            body.insert(0, b' ');
+            prefix = b" ";
         }
     } else if let Some(p) = spec.precision {
-        body.truncate(p);
+        body = &value[..value.len().min(p)];
     }
-    let width = spec.width.unwrap_or(0);
-    let pad = width.saturating_sub(body.len());
+    let len = prefix.len() + body.len();
+    let pad = spec.width.unwrap_or(0).saturating_sub(len);
     if spec.left {
-        out.extend_from_slice(&body);
+        out.extend_from_slice(prefix);
+        out.extend_from_slice(body);
         out.extend(std::iter::repeat_n(b' ', pad));
     } else if spec.zero && numeric {
-        let sign = usize::from(body.first().is_some_and(|b| matches!(b, b'+' | b' ' | b'-')));
-        out.extend_from_slice(&body[..sign]);
-        out.extend(std::iter::repeat_n(b'0', pad));
-        out.extend_from_slice(&body[sign..]);
+        // Zeros go after a sign.
+        let (sign, rest): (&[u8], &[u8]) = match (prefix, body) {
+            ([b'+' | b' ' | b'-'], _) => (prefix, body),
+            ([], [b'+' | b' ' | b'-', rest @ ..]) => (&body[..1], rest),
+            _ => (b"", b""),
+        };
+        if sign.is_empty() {
+            out.extend(std::iter::repeat_n(b'0', pad));
+            out.extend_from_slice(prefix);
+            out.extend_from_slice(body);
+        } else {
+            out.extend_from_slice(sign);
+            out.extend(std::iter::repeat_n(b'0', pad));
+            out.extend_from_slice(rest);
+        }
     } else {
         out.extend(std::iter::repeat_n(b' ', pad));
-        out.extend_from_slice(&body);
+        out.extend_from_slice(prefix);
+        out.extend_from_slice(body);
     }
 }
 
@@ -619,5 +668,26 @@ mod tests {
             }
         }
         assert_eq!(out, b"1    |00001|+1|x\tyA%Q");
+    }
+
+    #[test]
+    fn flags_and_widths_like_c_printf() {
+        let render = |format: &[u8], value: &[u8]| {
+            let (f, _) = Format::parse(format);
+            let mut out = Vec::new();
+            for piece in &f.pieces {
+                match piece {
+                    Piece::Text(t) => out.extend_from_slice(t),
+                    Piece::Field(spec, field) => apply_spec(spec, *field, value, &mut out),
+                    Piece::Stop => break,
+                }
+            }
+            String::from_utf8(out).unwrap()
+        };
+        assert_eq!(render(b"%#m", b"755"), "0755");
+        assert_eq!(render(b"%#m", b"0"), "0");
+        assert_eq!(render(b"%#6m|%#06m|%-#6m|", b"755"), "  0755|000755|0755  |");
+        assert_eq!(render(b"% d|% 04d|%+04d|%-+4d|", b"3"), " 3| 003|+003|+3  |");
+        assert_eq!(render(b"%.2f|%5.2f|%-5.2f|%05f|", b"abc"), "ab|   ab|ab   |  abc|");
     }
 }

@@ -55,6 +55,9 @@ pub(crate) fn expand(root: &Path, pattern: &str) -> (Vec<Candidate>, Vec<Failure
     (candidates, failures)
 }
 
+/// The `glob` crate, not find's fnmatch: this expands a path pattern against the file system one
+/// component at a time, `/` never matched by a wildcard and dot files left to an explicit `.`, as a
+/// shell does; find's and grep's patterns only ever test one string.
 fn expand_glob(root: &Path, relative: &str, shown: &str) -> (Vec<Candidate>, Vec<Failure>) {
     let Some(root_text) = root.to_str() else {
         return (Vec::new(), vec![(shown.as_bytes().to_vec(), Errno(libc::EINVAL))]);

@@ -1,12 +1,12 @@
-//! Shell patterns as fnmatch(3) reads them for GNU du's `--exclude` and grep's `--include`,
-//! `--exclude` and `--exclude-dir`: `*` and `?` match `/` too, `\` escapes, braces are ordinary
-//! characters; and the tails of a path such a pattern is tried against.
+//! Shell patterns as GNU du's `--exclude` and grep's `--include`, `--exclude` and `--exclude-dir`
+//! read them: fnmatch(3) with no flags (find's glob engine: `*` and `?` match `/` too, `\\`
+//! escapes, braces are ordinary characters); and the tails of a path such a pattern is tried against.
 
-use globset::{Glob, GlobBuilder};
+use canopy_expr::Glob;
 
-/// `pattern` compiled with fnmatch's rules.
-pub fn glob(pattern: &str) -> Result<Glob, globset::Error> {
-    GlobBuilder::new(&literal_braces(pattern)).literal_separator(false).backslash_escape(true).build()
+/// `pattern` as exclude.c hands it to fnmatch: case-sensitive, in the locale's character set.
+pub fn glob(pattern: &[u8]) -> Glob {
+    Glob::new(pattern, false)
 }
 
 /// The whole path and every tail of it that starts right after a `/` (GNU's "name suffixes").
@@ -19,48 +19,19 @@ pub fn tails(path: &[u8]) -> impl Iterator<Item = &[u8]> {
     )
 }
 
-/// fnmatch has no `{a,b}` alternatives: braces outside brackets are literal characters.
-fn literal_braces(pattern: &str) -> String {
-    let mut out = String::with_capacity(pattern.len());
-    let mut chars = pattern.chars();
-    let mut in_class = false;
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' => {
-                out.push(c);
-                if let Some(next) = chars.next() {
-                    out.push(next);
-                }
-            }
-            '[' if !in_class => {
-                in_class = true;
-                out.push(c);
-            }
-            ']' if in_class => {
-                in_class = false;
-                out.push(c);
-            }
-            '{' | '}' if !in_class => {
-                out.push('\\');
-                out.push(c);
-            }
-            _ => out.push(c),
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn fnmatch_rules() {
-        let m = |p: &str, s: &str| glob(p).unwrap().compile_matcher().is_match(s);
+        let m = |p: &str, s: &str| glob(p.as_bytes()).matches(s.as_bytes());
         assert!(m("*.c", "dir/x.c"), "* matches /");
         assert!(m("{a,b}", "{a,b}") && !m("{a,b}", "a"), "braces are literal");
         assert!(m("[{]x", "{x"));
         assert!(m("\\*", "*") && !m("\\*", "a"));
+        assert!(m("[[:digit:]]x", "7x"), "POSIX classes");
+        assert!(m("[", "["), "an unterminated bracket is a literal [, not an error");
         let all: Vec<&[u8]> = tails(b"a/b//c").collect();
         assert_eq!(all, [&b"a/b//c"[..], b"b//c", b"c"]);
     }

@@ -413,7 +413,7 @@ impl Plan {
             metric,
             follow,
             one_file_system: args.one_file_system,
-            excludes: Excludes::new(&exclude_patterns(args)?)?,
+            excludes: Excludes::new(&exclude_patterns(args)?),
             count_every_inode_once: follow == Follow::Always && !args.count_links,
             count_links: args.count_links,
             list,

@@ -3,32 +3,23 @@
 //! `--exclude=cache` leaves out every entry named `cache`, and `--exclude='*.o'` every object file.
 
 use crate::common::fnmatch::{glob, tails};
-use globset::{GlobSet, GlobSetBuilder};
-use std::ffi::{OsStr, OsString};
+use canopy_expr::Glob;
+use std::ffi::OsString;
 use std::os::unix::ffi::OsStrExt;
-use std::path::Path;
 
 pub struct Excludes {
-    set: GlobSet,
+    patterns: Vec<Glob>,
 }
 
 impl Excludes {
-    /// `None` when there are no patterns.
-    pub fn new(patterns: &[OsString]) -> Result<Option<Excludes>, String> {
-        if patterns.is_empty() {
-            return Ok(None);
-        }
-        let mut set = GlobSetBuilder::new();
-        for pattern in patterns {
-            let text = pattern.to_string_lossy();
-            set.add(glob(&text).map_err(|e| format!("--exclude '{text}': {e}"))?);
-        }
-        let set = set.build().map_err(|e| format!("--exclude: {e}"))?;
-        Ok(Some(Excludes { set }))
+    /// `None` when there are no patterns. Any pattern is valid, as for fnmatch.
+    pub fn new(patterns: &[OsString]) -> Option<Excludes> {
+        (!patterns.is_empty())
+            .then(|| Excludes { patterns: patterns.iter().map(|p| glob(p.as_bytes())).collect() })
     }
 
     pub fn matches(&self, path: &[u8]) -> bool {
-        tails(path).any(|tail| self.set.is_match(Path::new(OsStr::from_bytes(tail))))
+        tails(path).any(|tail| self.patterns.iter().any(|p| p.matches(tail)))
     }
 }
 
@@ -37,7 +28,7 @@ mod tests {
     use super::*;
 
     fn excludes(patterns: &[&str]) -> Excludes {
-        Excludes::new(&patterns.iter().map(OsString::from).collect::<Vec<_>>()).unwrap().unwrap()
+        Excludes::new(&patterns.iter().map(OsString::from).collect::<Vec<_>>()).unwrap()
     }
 
     #[test]

@@ -195,7 +195,7 @@ fn prepare(o: &GrepOptions, rules: &[select::Rule], cluster: &Cluster) -> Result
         pattern,
         output: Output::new(stdout, (!separator_line.is_empty()).then_some(separator_line), each_file),
         show,
-        selection: Selection::new(rules, &o.exclude_dir)?,
+        selection: Selection::new(rules, &o.exclude_dir),
         searcher,
         silent: o.no_messages,
         implicit_root: files.is_empty() && recursing,

@@ -4,10 +4,8 @@
 //! are `fnmatch`'s: no braces, `*` matches `/` too. When several match, the last one given wins;
 //! when none does, a file is searched unless the first of them was an `--include`.
 
-use crate::common::fnmatch::tails;
-use globset::GlobMatcher;
-use std::ffi::OsStr;
-use std::os::unix::ffi::OsStrExt;
+use crate::common::fnmatch::{glob, tails};
+use canopy_expr::Glob;
 
 /// A file rule in command-line order.
 #[derive(Clone, Debug)]
@@ -17,50 +15,45 @@ pub enum Rule {
 }
 
 pub struct Selection {
-    files: Vec<(bool, GlobMatcher)>,
-    dirs: Vec<GlobMatcher>,
-}
-
-fn glob(pattern: &str) -> Result<GlobMatcher, String> {
-    crate::common::fnmatch::glob(pattern)
-        .map(|g| g.compile_matcher())
-        .map_err(|e| format!("invalid glob '{pattern}': {e}"))
+    files: Vec<(bool, Glob)>,
+    dirs: Vec<Glob>,
 }
 
 impl Selection {
-    pub fn new(files: &[Rule], dirs: &[String]) -> Result<Selection, String> {
+    /// Any pattern is valid, as for fnmatch (an unterminated `[` is a literal one).
+    pub fn new(files: &[Rule], dirs: &[String]) -> Selection {
         let files = files
             .iter()
             .map(|rule| match rule {
-                Rule::Include(g) => Ok((true, glob(g)?)),
-                Rule::Exclude(g) => Ok((false, glob(g)?)),
+                Rule::Include(g) => (true, glob(g.as_bytes())),
+                Rule::Exclude(g) => (false, glob(g.as_bytes())),
             })
-            .collect::<Result<_, String>>()?;
-        let dirs = dirs.iter().map(|g| glob(g)).collect::<Result<_, String>>()?;
-        Ok(Selection { files, dirs })
+            .collect();
+        let dirs = dirs.iter().map(|g| glob(g.as_bytes())).collect();
+        Selection { files, dirs }
     }
 
     /// Whether a file met inside a tree, named `name`, is searched.
     pub fn file(&self, name: &[u8]) -> bool {
-        self.decide(|m| m.is_match(OsStr::from_bytes(name)))
+        self.decide(|m| m.matches(name))
     }
 
     /// Whether a directory met inside a tree is entered.
     pub fn dir(&self, name: &[u8]) -> bool {
-        !self.dirs.iter().any(|m| m.is_match(OsStr::from_bytes(name)))
+        !self.dirs.iter().any(|m| m.matches(name))
     }
 
     /// Whether a file named on the command line is searched.
     pub fn operand_file(&self, path: &[u8]) -> bool {
-        self.decide(|m| suffixes(path).any(|s| m.is_match(OsStr::from_bytes(s))))
+        self.decide(|m| suffixes(path).any(|s| m.matches(s)))
     }
 
     /// Whether a directory named on the command line is searched.
     pub fn operand_dir(&self, path: &[u8]) -> bool {
-        !self.dirs.iter().any(|m| suffixes(path).any(|s| m.is_match(OsStr::from_bytes(s))))
+        !self.dirs.iter().any(|m| suffixes(path).any(|s| m.matches(s)))
     }
 
-    fn decide(&self, matches: impl Fn(&GlobMatcher) -> bool) -> bool {
+    fn decide(&self, matches: impl Fn(&Glob) -> bool) -> bool {
         match self.files.iter().rev().find(|(_, m)| matches(m)) {
             Some((include, _)) => *include,
             None => self.files.first().is_none_or(|(include, _)| !include),
@@ -86,7 +79,7 @@ mod tests {
                 },
             )
             .collect();
-        Selection::new(&files, &[]).unwrap()
+        Selection::new(&files, &[])
     }
 
     /// The cases checked against GNU grep 3.8.
@@ -101,7 +94,7 @@ mod tests {
         assert!(rules(&[]).file(b"anything"));
         let s = rules(&[("*.c", false)]);
         assert!(!s.operand_file(b"dir/sub/x.c") && s.operand_file(b"dir/x.h"));
-        let dirs = Selection::new(&[], &["skip".into(), ".".into()]).unwrap();
+        let dirs = Selection::new(&[], &["skip".into(), ".".into()]);
         assert!(!dirs.dir(b"skip") && dirs.dir(b"skipped"));
         assert!(!dirs.operand_dir(b"a/skip") && !dirs.operand_dir(b".") && dirs.operand_dir(b"d/e"));
     }
