@@ -58,7 +58,7 @@ pub use entry::Entry;
 pub use error::{ErrorKind, Op, WalkError, errno_message};
 pub use failure::{FailureKind, WalkFailure, panic_message};
 pub use meta::{FileKind, Metadata, Timestamp};
-pub use node::{DirFd, DirNode, Import, StartPoint};
+pub use node::{DirFd, DirNode, Import, StartPoint, below_start};
 pub use options::{Follow, ProgressFn, WalkOptions, WalkProgress};
 pub use rustix::io::Errno;
 pub use sched::{SplitMode, ThreadPolicy};

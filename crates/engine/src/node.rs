@@ -346,7 +346,7 @@ impl<D> DirNode<D> {
 }
 
 /// The part of `path` below the starting point `start` it was found under (`path` begins with it).
-pub(crate) fn below_start<'p>(path: &'p [u8], start: &[u8]) -> &'p [u8] {
+pub fn below_start<'p>(path: &'p [u8], start: &[u8]) -> &'p [u8] {
     let rest = path.get(start.len()..).unwrap_or_default();
     rest.strip_prefix(b"/").unwrap_or(rest)
 }

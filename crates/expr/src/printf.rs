@@ -4,7 +4,7 @@
 use crate::clock::{local_tm, strftime};
 use crate::fstype::fs_type_name;
 use crate::ids::{group_name, user_name};
-use canopy_engine::{Entry, Errno, FileKind, Metadata, Timestamp};
+use canopy_engine::{Entry, Errno, FileKind, Metadata, Timestamp, below_start};
 use std::cell::RefCell;
 use std::io::Write;
 
@@ -364,10 +364,7 @@ fn write_field<D>(field: Field, entry: &Entry<'_, D>, path: &[u8], out: &mut Vec
         Field::Name if entry.is_root() => out.extend_from_slice(base_name(path)),
         Field::Name => out.extend_from_slice(entry.file_name()),
         Field::Dir => out.extend_from_slice(leading_dirs(path)),
-        Field::RelPath => {
-            let rest = path.get(entry.start_point().len()..).unwrap_or_default();
-            out.extend_from_slice(rest.strip_prefix(b"/").unwrap_or(rest));
-        }
+        Field::RelPath => out.extend_from_slice(below_start(path, entry.start_point())),
         Field::StartPoint => out.extend_from_slice(entry.start_point()),
         Field::Depth => decimal(out, entry.depth()),
         Field::Size => decimal(out, meta()?.size),
