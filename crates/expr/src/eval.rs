@@ -10,7 +10,7 @@ use rustix::fs::{Access, AtFlags, CWD, RawDir};
 use std::mem::MaybeUninit;
 
 /// What the tool provides to evaluation: running actions and hearing about failures.
-pub trait Host<D> {
+pub trait Actions<D> {
     /// Runs action `index` of the program on `entry`; returns its truth value.
     fn action(&mut self, index: usize, entry: &Entry<'_, D>) -> bool;
     /// A test could not read what it needed (the entry vanished, permission denied…).
@@ -27,17 +27,17 @@ pub struct Flow {
 }
 
 /// Evaluates `expr` on `entry`.
-pub fn eval<D>(expr: &Expr, entry: &Entry<'_, D>, host: &mut impl Host<D>, flow: &mut Flow) -> bool {
+pub fn eval<D>(expr: &Expr, entry: &Entry<'_, D>, actions: &mut impl Actions<D>, flow: &mut Flow) -> bool {
     match expr {
-        Expr::And(items) => items.iter().all(|e| !flow.quit && eval(e, entry, host, flow)),
-        Expr::Or(items) => items.iter().any(|e| !flow.quit && eval(e, entry, host, flow)),
+        Expr::And(items) => items.iter().all(|e| !flow.quit && eval(e, entry, actions, flow)),
+        Expr::Or(items) => items.iter().any(|e| !flow.quit && eval(e, entry, actions, flow)),
         // After -quit nothing more runs, not even the rest of a `,` list.
         Expr::List(items) => {
-            items.iter().fold(false, |value, e| if flow.quit { value } else { eval(e, entry, host, flow) })
+            items.iter().fold(false, |value, e| if flow.quit { value } else { eval(e, entry, actions, flow) })
         }
-        Expr::Not(inner) => !eval(inner, entry, host, flow),
-        Expr::Test(test) => test_entry(test, entry, host, flow),
-        Expr::Action(index) => host.action(*index, entry),
+        Expr::Not(inner) => !eval(inner, entry, actions, flow),
+        Expr::Test(test) => test_entry(test, entry, actions, flow),
+        Expr::Action(index) => actions.action(*index, entry),
         Expr::Prune => {
             flow.prune = true;
             true
@@ -49,20 +49,20 @@ pub fn eval<D>(expr: &Expr, entry: &Entry<'_, D>, host: &mut impl Host<D>, flow:
     }
 }
 
-fn test_entry<D>(test: &Test, entry: &Entry<'_, D>, host: &mut impl Host<D>, flow: &mut Flow) -> bool {
-    let meta = |host: &mut dyn FnMut(Errno), flow: &mut Flow| -> Option<Metadata> {
+fn test_entry<D>(test: &Test, entry: &Entry<'_, D>, actions: &mut impl Actions<D>, flow: &mut Flow) -> bool {
+    let meta = |report: &mut dyn FnMut(Errno), flow: &mut Flow| -> Option<Metadata> {
         match entry.metadata() {
             Ok(m) => Some(*m),
             Err(errno) => {
                 if !flow.stat_failed {
                     flow.stat_failed = true;
-                    host(errno);
+                    report(errno);
                 }
                 None
             }
         }
     };
-    let mut report = |errno| host.error(entry, errno);
+    let mut report = |errno| actions.error(entry, errno);
     match test {
         Test::True => true,
         Test::False => false,

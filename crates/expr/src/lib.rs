@@ -22,7 +22,7 @@ mod time;
 use canopy_util::owners as ids;
 
 pub use ast::{Cmp, Cost, Expr, Num, Test};
-pub use eval::{Flow, Host, eval};
+pub use eval::{Actions, Flow, eval};
 pub use glob::Glob;
 pub use ls::LsWidths;
 pub use parse::{ParseError, parse, parse_filter};

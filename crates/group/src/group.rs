@@ -202,7 +202,7 @@ impl std::error::Error for GroupError {}
 
 /// An open group of files across hosts (the paper's group file descriptor).
 ///
-/// Members are numbered in tree order (see [`crate::Topology::order`]): each host's files in name order,
+/// Members are numbered in tree order (see [`crate::ReductionTree::order`]): each host's files in name order,
 /// hosts one after another. Dropping an open group closes it.
 pub struct Group<'rt, T: Transport> {
     runtime: &'rt Runtime<T>,

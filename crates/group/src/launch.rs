@@ -20,7 +20,7 @@ use crate::host::HostConfig;
 use crate::protocol::{self, Message};
 use crate::runtime::{Runtime, serve};
 use crate::sim::{Placeholders, Simulation, expand_template};
-use crate::topology::{Fanout, Topology};
+use crate::topology::{Fanout, ReductionTree};
 use crate::transport::DynTransport;
 use canopy_dist::Cluster;
 use canopy_nodeset::NodeSet;
@@ -220,7 +220,7 @@ impl HostsArgs {
     }
 
     /// This rank's tree (the same on every rank) and host.
-    fn mpi_layout(&self, cluster: &Cluster) -> Result<(Topology, HostConfig), GroupError> {
+    fn mpi_layout(&self, cluster: &Cluster) -> Result<(ReductionTree, HostConfig), GroupError> {
         let size = cluster.size() as usize;
         let labels: Vec<String> = match self.ranks_per_node {
             Some(0) => return Err(GroupError::Usage("--ranks-per-node must be at least 1".into())),
@@ -244,6 +244,6 @@ impl HostsArgs {
         let name = expand_template(template, &values).map_err(GroupError::Usage)?;
         values.host = Some(&name);
         let root = expand_template(&self.host_root, &values).map_err(GroupError::Usage)?;
-        Ok((Topology::new(&labels, self.fanout), HostConfig { name, root: PathBuf::from(root) }))
+        Ok((ReductionTree::new(&labels, self.fanout), HostConfig { name, root: PathBuf::from(root) }))
     }
 }

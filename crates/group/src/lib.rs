@@ -17,7 +17,7 @@
 //! or loaded from C shared libraries ([`gloadaggr`], `include/canopy_aggr.h`), and bound per operation with
 //! [`Group::gbindaggr`]. Their merges are associative, so the result is the same for every tree shape.
 //!
-//! The tree ([`Topology`]) is a k-ary tree over ranks with a per-node level. Ranks talk through a
+//! The tree ([`ReductionTree`]) is a k-ary tree over ranks with a per-node level. Ranks talk through a
 //! [`Transport`]: [`ThreadTransport`] simulates hosts with threads ([`Simulation`]); a cluster's
 //! [`Messenger`](canopy_dist::Messenger) carries it over MPI. Rank 0 runs the client ([`Runtime`]) and
 //! every other rank [`serve`]s. Tools take their hosts from the command line with [`HostsArgs`], which
@@ -69,6 +69,6 @@ pub use ops::{AggrType, FileOp, OpKind, OpenFlags, Piece, Whence};
 pub use runtime::{Runtime, serve};
 pub use sim::{Placeholders, SimulatedCluster, Simulation, expand_template};
 pub use status::{Errno, MemberStatus};
-pub use topology::{Fanout, Rank, Topology};
+pub use topology::{Fanout, Rank, ReductionTree};
 pub use transport::{DynTransport, ThreadTransport, Transport, TransportError};
 pub use value::{FileStat, Value};

@@ -8,7 +8,7 @@ use crate::protocol::{
     self, Envelope, HostOpened, Message, OpPartial, OpenPartial, PartialResult, Reply, Request,
 };
 use crate::status::MemberStatus;
-use crate::topology::{Rank, Topology};
+use crate::topology::{Rank, ReductionTree};
 use crate::transport::{Transport, TransportError};
 use crate::value::Value;
 use canopy_nodeset::RangeSet;
@@ -52,7 +52,7 @@ pub(crate) struct Interrupted;
 
 pub(crate) struct Node<T: Transport> {
     transport: T,
-    topology: Topology,
+    topology: ReductionTree,
     host: Host,
     registry: Registry,
     routes: HashMap<u64, Route>,
@@ -60,7 +60,7 @@ pub(crate) struct Node<T: Transport> {
 }
 
 impl<T: Transport> Node<T> {
-    pub(crate) fn new(transport: T, topology: Topology, host: HostConfig, registry: Registry) -> Self {
+    pub(crate) fn new(transport: T, topology: ReductionTree, host: HostConfig, registry: Registry) -> Self {
         Node { transport, topology, host: Host::new(host), registry, routes: HashMap::new(), pending: None }
     }
 
@@ -68,7 +68,7 @@ impl<T: Transport> Node<T> {
         self.transport.rank()
     }
 
-    pub(crate) fn topology(&self) -> &Topology {
+    pub(crate) fn topology(&self) -> &ReductionTree {
         &self.topology
     }
 
@@ -382,7 +382,7 @@ struct Timing {
 }
 
 impl Timing {
-    fn new(topology: &Topology, rank: Rank, budget: Duration, received: Instant) -> Timing {
+    fn new(topology: &ReductionTree, rank: Rank, budget: Duration, received: Instant) -> Timing {
         let height = topology.height(rank);
         let child_budget = budget.mul_f64(f64::from(height) / f64::from(height + 1));
         let collect_until = received + child_budget + (budget - child_budget) / 2;

@@ -23,7 +23,7 @@ pub(crate) enum Message {
 pub(crate) struct Envelope {
     /// Increases with every request of the client; replies to older requests are stale.
     pub(crate) seq: u64,
-    /// [`Topology::fingerprint`](crate::Topology::fingerprint) of the sender's tree.
+    /// [`ReductionTree::fingerprint`](crate::ReductionTree::fingerprint) of the sender's tree.
     pub(crate) topology: u64,
     /// Time the receiving rank has to answer, counted from when it receives the request.
     pub(crate) budget: Duration,

@@ -6,7 +6,7 @@ use crate::host::{HostConfig, OpenSpec};
 use crate::node::Node;
 use crate::ops::{AggrType, Bindings, OpKind, OpenFlags};
 use crate::protocol::{Envelope, Reply, Request};
-use crate::topology::Topology;
+use crate::topology::ReductionTree;
 use crate::transport::{Transport, TransportError};
 use canopy_nodeset::RangeSet;
 use std::cell::{Cell, RefCell};
@@ -31,7 +31,7 @@ impl<T: Transport> Runtime<T> {
     /// The client on `transport`'s rank 0, serving `host` itself.
     pub fn new(
         transport: T,
-        topology: Topology,
+        topology: ReductionTree,
         host: HostConfig,
         registry: Registry,
     ) -> Result<Self, GroupError> {
@@ -163,7 +163,7 @@ impl<T: Transport> Drop for Runtime<T> {
 /// `topology` and `registry` must be the ones rank 0 uses.
 pub fn serve<T: Transport>(
     transport: T,
-    topology: Topology,
+    topology: ReductionTree,
     host: HostConfig,
     registry: Registry,
 ) -> Result<(), TransportError> {

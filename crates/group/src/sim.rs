@@ -6,7 +6,7 @@ use crate::group::GroupError;
 use crate::host::HostConfig;
 use crate::protocol::{self, Message};
 use crate::runtime::{Runtime, serve};
-use crate::topology::{Fanout, Topology};
+use crate::topology::{Fanout, ReductionTree};
 use crate::transport::{MeshControl, ThreadTransport, Transport, thread_mesh};
 use crossbeam_channel::Receiver;
 use std::path::PathBuf;
@@ -130,7 +130,7 @@ impl Simulation {
         }
         let labels: Vec<String> =
             (0..self.hosts).map(|rank| format!("node{}", rank / self.ranks_per_node)).collect();
-        let topology = Topology::new(&labels, self.fanout);
+        let topology = ReductionTree::new(&labels, self.fanout);
         let mut transports = thread_mesh(self.hosts);
         let control = transports[0].control();
         let mut servers = Vec::new();

@@ -3,7 +3,7 @@
 //! Ranks that share a physical node (equal node labels) aggregate under their node's leader (its lowest
 //! rank) first; leaders form a k-ary tree rooted at rank 0. Both levels are built by splitting an ordered
 //! list into contiguous chunks, so every subtree covers a contiguous run of the tree's pre-order. Members are
-//! numbered in that order (see [`Topology::order`]), so a subtree's members are contiguous, and merging a
+//! numbered in that order (see [`ReductionTree::order`]), so a subtree's members are contiguous, and merging a
 //! node's own partial and then its children's in order only needs an associative merge. The member order does
 //! not depend on the fan-out, which is why every fan-out gives the same results.
 //!
@@ -46,7 +46,7 @@ impl FromStr for Fanout {
 
 /// The tree: parent and ordered children of every rank. Every rank must build the same topology.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Topology {
+pub struct ReductionTree {
     parent: Vec<Option<Rank>>,
     children: Vec<Vec<Rank>>,
     height: Vec<u32>,
@@ -54,9 +54,9 @@ pub struct Topology {
     fingerprint: u64,
 }
 
-impl Topology {
+impl ReductionTree {
     /// The tree over `node_labels.len()` ranks, where ranks with equal labels share a node.
-    pub fn new<S: AsRef<str>>(node_labels: &[S], fanout: Fanout) -> Topology {
+    pub fn new<S: AsRef<str>>(node_labels: &[S], fanout: Fanout) -> ReductionTree {
         let size = node_labels.len();
         assert!(size > 0, "a topology needs at least one rank");
         // Nodes in order of their lowest rank; each node's ranks ascending, the first being its leader.
@@ -97,13 +97,13 @@ impl Topology {
             let word = p.map_or(u64::MAX, |p| p as u64);
             (hash ^ word).wrapping_mul(0x0100_0000_01b3)
         });
-        Topology { parent, children, height, order, fingerprint }
+        ReductionTree { parent, children, height, order, fingerprint }
     }
 
     /// The tree over `size` ranks on distinct nodes.
-    pub fn uniform(size: usize, fanout: Fanout) -> Topology {
+    pub fn uniform(size: usize, fanout: Fanout) -> ReductionTree {
         let labels: Vec<String> = (0..size).map(|r| r.to_string()).collect();
-        Topology::new(&labels, fanout)
+        ReductionTree::new(&labels, fanout)
     }
 
     /// Number of ranks.
@@ -185,7 +185,7 @@ mod tests {
     fn k_ary_trees_respect_the_fanout_and_cover_every_rank() {
         for size in [1, 2, 3, 7, 16, 100, 1000] {
             for k in [1, 2, 3, 8, 64] {
-                let t = Topology::uniform(size, fanout(k));
+                let t = ReductionTree::uniform(size, fanout(k));
                 assert_eq!(t.parent(0), None);
                 assert!((0..size).all(|r| t.children(r).len() <= k));
                 assert!((1..size).all(|r| t.parent(r).is_some()));
@@ -204,17 +204,17 @@ mod tests {
 
     #[test]
     fn depth_is_logarithmic() {
-        assert_eq!(Topology::uniform(1000, fanout(64)).height(0), 2);
-        assert_eq!(Topology::uniform(1000, fanout(2)).height(0), 9);
-        assert_eq!(Topology::uniform(1000, Fanout::Flat).height(0), 1);
-        assert_eq!(Topology::uniform(1000, fanout(32)).order(), (0..1000).collect::<Vec<_>>());
+        assert_eq!(ReductionTree::uniform(1000, fanout(64)).height(0), 2);
+        assert_eq!(ReductionTree::uniform(1000, fanout(2)).height(0), 9);
+        assert_eq!(ReductionTree::uniform(1000, Fanout::Flat).height(0), 1);
+        assert_eq!(ReductionTree::uniform(1000, fanout(32)).order(), (0..1000).collect::<Vec<_>>());
     }
 
     #[test]
     fn ranks_of_a_node_aggregate_under_its_leader_first() {
         // Ranks 0-3 on node a, 4-7 on b, 8-11 on c.
         let labels: Vec<&str> = (0..12).map(|r| ["a", "b", "c"][r / 4]).collect();
-        let t = Topology::new(&labels, fanout(2));
+        let t = ReductionTree::new(&labels, fanout(2));
         assert_eq!(t.children(0), &[1, 3, 4, 8]);
         assert_eq!(t.children(1), &[2]);
         assert_eq!(t.children(4), &[5, 7]);
@@ -222,7 +222,7 @@ mod tests {
             assert!(t.subtree(0).contains(&r) && t.subtree(4).iter().all(|&x| x >= 4));
         }
         // Ranks of one node interleaved with another's: still grouped by node, in node order.
-        let t = Topology::new(&["x", "y", "x", "y"], Fanout::Flat);
+        let t = ReductionTree::new(&["x", "y", "x", "y"], Fanout::Flat);
         assert_eq!(t.children(0), &[2, 1]);
         assert_eq!(t.order(), &[0, 2, 1, 3]);
     }
@@ -233,8 +233,8 @@ mod tests {
         assert_eq!("8".parse::<Fanout>(), Ok(fanout(8)));
         assert!("0".parse::<Fanout>().is_err() && "x".parse::<Fanout>().is_err());
         assert_ne!(
-            Topology::uniform(9, fanout(2)).fingerprint(),
-            Topology::uniform(9, fanout(3)).fingerprint()
+            ReductionTree::uniform(9, fanout(2)).fingerprint(),
+            ReductionTree::uniform(9, fanout(3)).fingerprint()
         );
     }
 }

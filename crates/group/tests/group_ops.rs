@@ -4,7 +4,7 @@
 use canopy_group::aggr::{Classes, Concatenation, ForeignPartial, Sums};
 use canopy_group::{
     AggrSpec, AggrType, Aggregation, Builtin, Errno, Fanout, GroupError, HostConfig, MemberStatus, OpKind,
-    OpenFlags, Outcome, Registry, Runtime, Simulation, Topology, Value, Whence, gloadaggr, serve,
+    OpenFlags, Outcome, ReductionTree, Registry, Runtime, Simulation, Value, Whence, gloadaggr, serve,
     transport::thread_mesh,
 };
 use canopy_nodeset::RangeSet;
@@ -376,7 +376,7 @@ fn a_host_that_never_answers_is_a_named_missing_set_within_the_timeout() {
         simulation.timeout = Duration::from_secs(1);
         let cluster = simulation.start().unwrap();
         // With fan-out 2, rank 2 is the parent of rank 3: a hung inner node takes its subtree with it.
-        let topology = Topology::uniform(8, fanout);
+        let topology = ReductionTree::uniform(8, fanout);
         assert_eq!(topology.children(2).contains(&3), missing == "host[2-3]");
         let mut group = cluster.runtime().gopen("/var/log/app", OpenFlags::RDONLY).unwrap();
         let start = Instant::now();
@@ -547,12 +547,13 @@ fn ranks_built_with_another_topology_refuse_instead_of_hanging() {
         let config = HostConfig { name: format!("host{rank}"), root: hosts.path(rank, "/") };
         // The servers form a chain (fan-out 1); the client believes in fan-out 3.
         threads.push(std::thread::spawn(move || {
-            serve(transport, Topology::uniform(4, fanout(1)), config, Registry::new())
+            serve(transport, ReductionTree::uniform(4, fanout(1)), config, Registry::new())
         }));
     }
     let config = HostConfig { name: "host0".into(), root: hosts.path(0, "/") };
     let runtime =
-        Runtime::new(mesh.pop().unwrap(), Topology::uniform(4, fanout(3)), config, Registry::new()).unwrap();
+        Runtime::new(mesh.pop().unwrap(), ReductionTree::uniform(4, fanout(3)), config, Registry::new())
+            .unwrap();
     runtime.set_timeout(Duration::from_millis(300));
     let err = runtime.gopen("/f", OpenFlags::RDONLY).err().unwrap();
     assert!(matches!(&err, GroupError::Refused(p) if p[0].contains("another tree topology")), "{err}");

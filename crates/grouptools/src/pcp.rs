@@ -4,7 +4,7 @@
 //! up), and renamed over DEST where it verified. Failures are reported grouped by host set.
 
 use crate::hosts::{HostsArgs, with_runtime};
-use crate::report::Problems;
+use crate::problems::Problems;
 use crate::units;
 use crate::verify::{SpanDigests, verify};
 use canopy_dist::Cluster;

@@ -1,7 +1,7 @@
 //! Checking copies on the hosts: each host hashes its copy span by span (SHA-256) and only the digests come
 //! up the tree, as equivalence classes; members whose digests differ from the source's are dropped.
 
-use crate::report::Problems;
+use crate::problems::Problems;
 use canopy_group::aggr::{Classes, Digest};
 use canopy_group::{AggrType, Builtin, FileOp, Group, OpKind, Transport};
 use canopy_nodeset::RangeSet;

@@ -22,7 +22,7 @@ use std::time::Instant;
 /// shutdown); a transport only moves byte vectors. An implementation must provide:
 ///
 /// 1. **Identity.** `rank()` is this endpoint's rank in `0..size()`; rank 0 runs the client ([`Runtime`]),
-///    every other rank runs [`serve`]. Every rank builds the same [`Topology`] (same labels, same fan-out):
+///    every other rank runs [`serve`]. Every rank builds the same [`ReductionTree`] (same labels, same fan-out):
 ///    requests carry a fingerprint of it and a rank with another tree refuses them.
 /// 2. **Sends never wait for the receiver.** `send` returns once the message is queued; it must not block
 ///    until the destination calls `receive` (buffer it, or use a non-blocking send whose buffer the transport
@@ -42,7 +42,7 @@ use std::time::Instant;
 ///
 /// [`Runtime`]: crate::Runtime
 /// [`serve`]: crate::serve
-/// [`Topology`]: crate::Topology
+/// [`ReductionTree`]: crate::ReductionTree
 pub trait Transport {
     /// This endpoint's rank.
     fn rank(&self) -> Rank;

@@ -13,14 +13,14 @@ use std::collections::BTreeMap;
 
 /// Registry name of [`PerHost`]; its parameter is the JSON of a [`Source`].
 pub const PER_HOST: &str = "monitor-per-host";
-/// Registry name of [`Summary`]; its parameter is the JSON of a [`Source`].
+/// Registry name of [`SeriesSummary`]; its parameter is the JSON of a [`Source`].
 pub const SUMMARY: &str = "monitor-summary";
 
 /// Registers both (every host must).
 pub fn register(registry: &mut Registry) {
     let source = |params: &str| serde_json::from_str::<Source>(params).map_err(|e| e.to_string());
     registry.register(PER_HOST, move |params: &str| Ok(PerHost(source(params)?)));
-    registry.register(SUMMARY, move |params: &str| Ok(Summary(source(params)?)));
+    registry.register(SUMMARY, move |params: &str| Ok(SeriesSummary(source(params)?)));
 }
 
 fn samples(source: Source, host: &HostConfig, value: &Value, detail: Detail) -> Vec<Sample> {
@@ -103,9 +103,9 @@ impl<Who> Stat<Who> {
 }
 
 /// Per series: sum, count, and the extremes with their members.
-pub struct Summary(pub Source);
+pub struct SeriesSummary(pub Source);
 
-impl Aggregation for Summary {
+impl Aggregation for SeriesSummary {
     type Partial = BTreeMap<Series, Stat<RangeSet>>;
 
     fn leaf(&self, member: u64, value: &Value) -> Self::Partial {
@@ -143,7 +143,7 @@ mod tests {
 
     #[test]
     fn summaries_are_the_same_for_every_grouping_of_hosts() {
-        let summary = Summary(Source::Loadavg);
+        let summary = SeriesSummary(Source::Loadavg);
         let loads = ["0.50 0.40 0.30 1/100 10\n", "2.25 1.00 0.75 3/200 20\n", "0.50 2.00 0.10 2/150 30\n"];
         let leaves: Vec<_> = loads
             .iter()
@@ -161,7 +161,7 @@ mod tests {
 
     #[test]
     fn extremes_keep_their_values_when_members_are_named_as_hosts() {
-        let summary = Summary(Source::Loadavg);
+        let summary = SeriesSummary(Source::Loadavg);
         let loads = ["4.00 0 0 1/1 1\n", "1.00 0 0 1/1 1\n", "1.00 0 0 1/1 1\n", "2.00 0 0 1/1 1\n"];
         let merged = loads
             .iter()

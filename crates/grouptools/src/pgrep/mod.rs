@@ -5,7 +5,7 @@
 pub mod matches;
 
 use crate::hosts::{HostsArgs, with_runtime};
-use crate::report::Problems;
+use crate::problems::Problems;
 use canopy_dist::Cluster;
 use canopy_group::aggr::Classes;
 use canopy_group::cli::{Labels, block};

@@ -11,7 +11,7 @@ mod table;
 
 use crate::hosts::{HostsArgs, with_runtime};
 use crate::pcp::{remove_temporaries, step, strerror};
-use crate::report::Problems;
+use crate::problems::Problems;
 use crate::verify::{SpanDigests, verify};
 use canopy_dist::Cluster;
 use canopy_group::aggr::{Classes, Extremes};

@@ -8,7 +8,7 @@ pub mod strip;
 
 use crate::hosts::{HostsArgs, with_runtime};
 use crate::interrupt;
-use crate::report::Problems;
+use crate::problems::Problems;
 use canopy_dist::Cluster;
 use canopy_group::{
     AggrSpec, AggrType, Aggregation, FileOp, Group, GroupError, MemberStatus, OpKind, OpenFlags, Registry,

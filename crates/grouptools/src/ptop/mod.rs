@@ -12,7 +12,7 @@ use canopy_dist::users_terminal;
 use canopy_group::{AggrSpec, AggrType, GroupError, OpKind, OpenFlags, Registry, Runtime, Transport};
 use canopy_nodeset::NodeSet;
 use clap::{Args, ValueEnum};
-use procs::{Params, ProcessTop, Summary};
+use procs::{Params, ProcessSummary, ProcessTop};
 use std::io::Write;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -110,7 +110,7 @@ pub struct Frame {
     /// Hosts that did not.
     pub missing: NodeSet,
     /// The reduced processes.
-    pub summary: Summary,
+    pub summary: ProcessSummary,
     /// Host and pid of each member that appears in the summary.
     pub places: std::collections::HashMap<u64, (String, u32)>,
     /// Time to open, read and aggregate.
@@ -228,7 +228,8 @@ impl<'rt, T: Transport> Sampler<'rt, T> {
             Err(GroupError::Members(outcome)) => *outcome,
             Err(other) => return Err(other.to_string()),
         };
-        let summary = outcome.data().map(|d| d.decode::<Summary>()).transpose().map_err(|e| e.to_string())?;
+        let summary =
+            outcome.data().map(|d| d.decode::<ProcessSummary>()).transpose().map_err(|e| e.to_string())?;
         let summary = ProcessTop::new(self.params.clone()).finish(summary.flatten().unwrap_or_default());
         let latency = started.elapsed();
         let mut places = std::collections::HashMap::new();

@@ -109,7 +109,7 @@ pub enum Half {
 
 /// The reduced processes of a subtree.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Summary {
+pub struct ProcessSummary {
     /// Joined processes.
     pub processes: u64,
     /// CPU of all of them (hundredths of a percent).
@@ -185,7 +185,7 @@ impl ProcessTop {
     }
 
     /// Adds a joined process to the summary, keeping the top lists short.
-    fn add(&self, summary: &mut Summary, process: Process) {
+    fn add(&self, summary: &mut ProcessSummary, process: Process) {
         summary.processes += 1;
         summary.cpu += process.cpu;
         summary.rss += process.rss;
@@ -197,7 +197,7 @@ impl ProcessTop {
         self.trim(summary);
     }
 
-    fn trim(&self, summary: &mut Summary) {
+    fn trim(&self, summary: &mut ProcessSummary) {
         summary.top_cpu.sort_by(|a, b| b.cpu.cmp(&a.cpu).then(a.member.cmp(&b.member)));
         summary.top_cpu.truncate(self.params.top);
         summary.top_rss.sort_by(|a, b| b.rss.cmp(&a.rss).then(a.member.cmp(&b.member)));
@@ -206,7 +206,7 @@ impl ProcessTop {
 
     /// Joins the halves of processes whose `stat` and `status` are both present (they are at most two
     /// members apart: stat, statm, status).
-    fn join(&self, summary: &mut Summary) {
+    fn join(&self, summary: &mut ProcessSummary) {
         summary.halves.sort_by_key(|h| match h {
             Half::Stat { member, .. } | Half::Status { member, .. } => *member,
         });
@@ -245,10 +245,10 @@ fn merge_into<K: Ord>(map: &mut BTreeMap<K, CommandGroup>, key: K, group: Comman
 }
 
 impl Aggregation for ProcessTop {
-    type Partial = Summary;
+    type Partial = ProcessSummary;
 
-    fn leaf(&self, member: u64, value: &Value) -> Summary {
-        let Value::Bytes(data) = value else { return Summary::default() };
+    fn leaf(&self, member: u64, value: &Value) -> ProcessSummary {
+        let Value::Bytes(data) = value else { return ProcessSummary::default() };
         let text = String::from_utf8_lossy(data);
         let half = if text.starts_with("Name:") {
             Self::status_half(member, &text)
@@ -257,11 +257,11 @@ impl Aggregation for ProcessTop {
         } else {
             None // statm
         };
-        Summary { halves: half.into_iter().collect(), ..Summary::default() }
+        ProcessSummary { halves: half.into_iter().collect(), ..ProcessSummary::default() }
     }
 
-    fn merge(&self, left: Summary, right: Summary) -> Summary {
-        let mut merged = Summary {
+    fn merge(&self, left: ProcessSummary, right: ProcessSummary) -> ProcessSummary {
+        let mut merged = ProcessSummary {
             processes: left.processes + right.processes,
             cpu: left.cpu + right.cpu,
             rss: left.rss + right.rss,
@@ -292,7 +292,7 @@ impl ProcessTop {
     }
 
     /// Joins what is left after the last merge (a host with a single process never merges).
-    pub fn finish(&self, mut summary: Summary) -> Summary {
+    pub fn finish(&self, mut summary: ProcessSummary) -> ProcessSummary {
         self.join(&mut summary);
         summary
     }
@@ -333,7 +333,8 @@ mod tests {
             stat(12, "sh", 5, 2),
             status(12, 1000),
         ];
-        let leaves: Vec<Summary> = files.iter().enumerate().map(|(m, v)| top.leaf(m as u64, v)).collect();
+        let leaves: Vec<ProcessSummary> =
+            files.iter().enumerate().map(|(m, v)| top.leaf(m as u64, v)).collect();
         let left = leaves.iter().cloned().reduce(|a, b| top.merge(a, b)).unwrap();
         let right = leaves.iter().cloned().rev().reduce(|b, a| top.merge(a, b)).unwrap();
         assert_eq!(left, right);

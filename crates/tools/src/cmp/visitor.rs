@@ -61,7 +61,7 @@ pub struct CmpState {
 }
 
 #[derive(Serialize, Deserialize)]
-pub enum Job {
+pub enum CompareJob {
     /// A byte range of two big files.
     Chunk(ChunkPair),
 }
@@ -223,7 +223,7 @@ impl Compare {
         for index in 0..chunks {
             let start = index * self.chunk_size;
             let range = start..(start + self.chunk_size).min(size);
-            cx.spawn_in(&group, Job::Chunk(ChunkPair { id, path: path.clone(), range }));
+            cx.spawn_in(&group, CompareJob::Chunk(ChunkPair { id, path: path.clone(), range }));
         }
     }
 
@@ -276,7 +276,7 @@ fn read_flags() -> OFlags {
 impl Visitor for Compare {
     type State = CmpState;
     type DirData = CmpDir;
-    type Job = Job;
+    type Job = CompareJob;
 
     fn new_state(&self) -> CmpState {
         CmpState {
@@ -332,8 +332,8 @@ impl Visitor for Compare {
         dir.data.other.close();
     }
 
-    fn run_job(&self, cx: &mut Cx<'_, Self>, state: &mut CmpState, job: Job) {
-        let Job::Chunk(chunk) = job;
+    fn run_job(&self, cx: &mut Cx<'_, Self>, state: &mut CmpState, job: CompareJob) {
+        let CompareJob::Chunk(chunk) = job;
         self.compare_chunk(cx, state, chunk);
     }
 

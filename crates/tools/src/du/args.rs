@@ -1,4 +1,4 @@
-//! The command line of `canopy du` and the plan it makes: what is measured, whether GNU du's
+//! The command line of `canopy du` and the settings it decides: what is measured, whether GNU du's
 //! lines are printed (list mode) or the chart is drawn, and which files are written.
 
 use super::exclude::Excludes;
@@ -284,7 +284,7 @@ impl ListPlan {
 }
 
 /// Everything the walk and the outputs need to know, decided once from the arguments.
-pub struct Plan {
+pub struct Settings {
     pub metric: Metric,
     pub follow: Follow,
     pub one_file_system: bool,
@@ -299,8 +299,8 @@ pub struct Plan {
     pub chart: bool,
 }
 
-impl Plan {
-    pub fn new(args: &DuArgs) -> Result<Plan, String> {
+impl Settings {
+    pub fn new(args: &DuArgs) -> Result<Settings, String> {
         let list_output = args.summarize
             || args.all
             || args.total
@@ -409,7 +409,7 @@ impl Plan {
             files: args.files,
             metric,
         });
-        Ok(Plan {
+        Ok(Settings {
             metric,
             follow,
             one_file_system: args.one_file_system,

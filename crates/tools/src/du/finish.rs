@@ -1,7 +1,7 @@
 //! After the walk: every worker's (and rank's) results gathered, the hard-linked inodes still open
 //! charged to their first names, and the lines that had to wait printed.
 
-use super::args::Plan;
+use super::args::Settings;
 use super::export::Piece;
 use super::links::{LinkRecord, Place, merge_records};
 use super::list::{Line, group_by_argument, sort_lines, write_line};
@@ -57,7 +57,7 @@ pub struct Settled {
     pub total: Usage,
 }
 
-pub fn settle(plan: &Plan, roots: &Roots, mut gathered: Gathered) -> Settled {
+pub fn settle(settings: &Settings, roots: &Roots, mut gathered: Gathered) -> Settled {
     let mut results: Vec<Option<RootResult>> = (0..roots.len()).map(|_| None).collect();
     for result in gathered.roots.drain(..) {
         let slot = result.root as usize;
@@ -66,7 +66,7 @@ pub fn settle(plan: &Plan, roots: &Roots, mut gathered: Gathered) -> Settled {
     for result in results.iter_mut().flatten() {
         result.node.sort_by_name();
     }
-    let every_inode = plan.count_every_inode_once;
+    let every_inode = settings.count_every_inode_once;
     let mut owners: HashSet<Place> = HashSet::new();
     let mut lines = gathered.lines;
     for record in merge_records(gathered.links) {
@@ -79,15 +79,15 @@ pub fn settle(plan: &Plan, roots: &Roots, mut gathered: Gathered) -> Settled {
         if record.is_dir || depth == 0 {
             continue;
         }
-        if let Some(list) = plan.list.as_ref().filter(|l| l.all && depth <= l.max_depth)
-            && list.passes(record.usage.get(plan.metric))
+        if let Some(list) = settings.list.as_ref().filter(|l| l.all && depth <= l.max_depth)
+            && list.passes(record.usage.get(settings.metric))
         {
             let path = join_path(roots.path(record.owner.root), &record.owner.rel);
             let mut bytes = Vec::new();
-            write_line(&mut bytes, list, plan.metric, record.usage, &path);
+            write_line(&mut bytes, list, settings.metric, record.usage, &path);
             lines.push(Line { place: record.owner.clone(), bytes });
         }
-        if let (Some(shape), Some(holder)) = (plan.shape, holder)
+        if let (Some(shape), Some(holder)) = (settings.shape, holder)
             && shape.files
             && depth <= shape.depth
         {
@@ -96,12 +96,12 @@ pub fn settle(plan: &Plan, roots: &Roots, mut gathered: Gathered) -> Settled {
         }
     }
     let keep = |place: &Place| !every_inode || owners.contains(place);
-    if let Some(list) = &plan.list {
+    if let Some(list) = &settings.list {
         for (root, result) in results.iter().enumerate() {
             if let Some(result) = result {
                 let place = Place { root: root as u32, rel: Vec::new() };
                 collect_open_lines(
-                    plan,
+                    settings,
                     list,
                     &result.node,
                     roots.path(root as u32),
@@ -112,7 +112,7 @@ pub fn settle(plan: &Plan, roots: &Roots, mut gathered: Gathered) -> Settled {
             }
         }
     }
-    if plan.list.as_ref().is_some_and(|l| l.sorted) {
+    if settings.list.as_ref().is_some_and(|l| l.sorted) {
         sort_lines(&mut lines);
     } else {
         group_by_argument(&mut lines);
@@ -129,7 +129,7 @@ pub fn settle(plan: &Plan, roots: &Roots, mut gathered: Gathered) -> Settled {
         if every_inode {
             drop_duplicates(&mut result.node, &place, &keep);
         }
-        if let Some(shape) = &plan.shape {
+        if let Some(shape) = &settings.shape {
             finish_tree(shape, &mut result.node);
         }
         measured.push(Measured {
@@ -139,8 +139,8 @@ pub fn settle(plan: &Plan, roots: &Roots, mut gathered: Gathered) -> Settled {
         });
     }
     let mut total_line = Vec::new();
-    if let Some(list) = plan.list.as_ref().filter(|l| l.total) {
-        write_line(&mut total_line, list, plan.metric, total, b"total");
+    if let Some(list) = settings.list.as_ref().filter(|l| l.total) {
+        write_line(&mut total_line, list, settings.metric, total, b"total");
     }
     Settled { measured, lines, total_line, total }
 }
@@ -148,7 +148,7 @@ pub fn settle(plan: &Plan, roots: &Roots, mut gathered: Gathered) -> Settled {
 /// Lines of the directories whose sizes were open during the walk (and of arguments that are
 /// hard-linked files), now final.
 fn collect_open_lines(
-    plan: &Plan,
+    settings: &Settings,
     list: &super::args::ListPlan,
     node: &Node,
     path: &[u8],
@@ -163,13 +163,13 @@ fn collect_open_lines(
     for child in node.children.iter().filter(|c| c.kind == NodeKind::Dir) {
         let child_path = join_path(path, &child.name);
         let child_place = Place { root: place.root, rel: join_rel(&place.rel, &child.name) };
-        collect_open_lines(plan, list, child, &child_path, &child_place, keep, lines);
+        collect_open_lines(settings, list, child, &child_path, &child_place, keep, lines);
     }
     // After its contents, as du prints a directory.
     let shown = if list.separate { node.own } else { node.usage };
-    if (node.kind == NodeKind::Dir || depth == 0) && keep(place) && list.passes(shown.get(plan.metric)) {
+    if (node.kind == NodeKind::Dir || depth == 0) && keep(place) && list.passes(shown.get(settings.metric)) {
         let mut bytes = Vec::new();
-        write_line(&mut bytes, list, plan.metric, shown, path);
+        write_line(&mut bytes, list, settings.metric, shown, path);
         lines.push(Line { place: place.clone(), bytes });
     }
 }

@@ -32,7 +32,7 @@ pub use args::DuArgs;
 
 use crate::common::records::{RecordOutput, finish_output, open_output, record_path};
 use crate::common::{Exit, Progress, print_error, report_write_errors, users_terminal};
-use args::{ColorWhen, Plan};
+use args::{ColorWhen, Settings};
 use canopy_dist::Cluster;
 use canopy_engine::{Follow, WalkOutcome};
 use canopy_util::path::os_to_bytes;
@@ -47,8 +47,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use visitor::DuVisitor;
 
 pub fn run(args: DuArgs, cluster: &Cluster) -> Exit {
-    let plan = match Plan::new(&args) {
-        Ok(plan) => plan,
+    let settings = match Settings::new(&args) {
+        Ok(settings) => settings,
         Err(message) => {
             if cluster.is_root() {
                 print_error("du", message);
@@ -57,7 +57,7 @@ pub fn run(args: DuArgs, cluster: &Cluster) -> Exit {
         }
     };
     if cluster.is_root() {
-        for warning in Plan::warnings(&args) {
+        for warning in Settings::warnings(&args) {
             print_error("du", warning);
         }
     }
@@ -66,8 +66,8 @@ pub fn run(args: DuArgs, cluster: &Cluster) -> Exit {
     } else {
         args.paths.iter().map(|p| os_to_bytes(p)).collect()
     };
-    let overlaps = !plan.count_every_inode_once && !plan.count_links && arguments.len() > 1;
-    let roots = Roots::new(&arguments, plan.follow != Follow::Never, overlaps, plan.count_links);
+    let overlaps = !settings.count_every_inode_once && !settings.count_links && arguments.len() > 1;
+    let roots = Roots::new(&arguments, settings.follow != Follow::Never, overlaps, settings.count_links);
 
     // Every rank takes part in the walk or none: agree on the setup first.
     let records = match &args.output {
@@ -97,19 +97,19 @@ pub fn run(args: DuArgs, cluster: &Cluster) -> Exit {
 
     // Lines go out while walking, in argument order; with --sort, or under MPI where rank 0
     // prints, they wait for the end.
-    let streamed = plan.list.as_ref().is_some_and(|l| !l.sorted) && cluster.size() == 1;
+    let streamed = settings.list.as_ref().is_some_and(|l| !l.sorted) && cluster.size() == 1;
     let ordered =
         streamed.then(|| Ordered::new(Arc::clone(&stdout), roots.len(), users_terminal(&std::io::stdout())));
     let visitor = DuVisitor::new(
-        &plan,
+        &settings,
         &roots,
         ordered.as_ref(),
         records.as_ref().map(|(_, o): &(&PathBuf, RecordOutput)| o),
         export.as_ref(),
     );
     let mut options = args.walk.options();
-    options.follow = plan.follow;
-    options.each_dir_once = plan.count_every_inode_once;
+    options.follow = settings.follow;
+    options.each_dir_once = settings.count_every_inode_once;
     // Lines printed while walking would be garbled by a spinner on the same terminal.
     let progress = Progress::start(!(streamed && users_terminal(&std::io::stdout())), "du", &mut options);
     let WalkOutcome { states, errors, .. } =
@@ -130,8 +130,9 @@ pub fn run(args: DuArgs, cluster: &Cluster) -> Exit {
     cluster.finish_output();
     if let Some(all) = cluster.reduce(gathered, Gathered::merge) {
         let errors = all.errors;
-        let settled = settle(&plan, &roots, all);
-        exit = exit.max(print(&plan, &args, &settled, errors, &stdout, ordered.as_ref(), export.as_ref()));
+        let settled = settle(&settings, &roots, all);
+        exit =
+            exit.max(print(&settings, &args, &settled, errors, &stdout, ordered.as_ref(), export.as_ref()));
     }
     if report_write_errors([&*stdout]) {
         exit = exit.max(Exit::Errors);
@@ -141,7 +142,7 @@ pub fn run(args: DuArgs, cluster: &Cluster) -> Exit {
 
 /// Rank 0's output: the lines that waited, the chart or JSON, and the files.
 fn print(
-    plan: &Plan,
+    settings: &Settings,
     args: &DuArgs,
     settled: &Settled,
     errors: u64,
@@ -150,7 +151,7 @@ fn print(
     export: Option<&Export>,
 ) -> Exit {
     let mut exit = Exit::Ok;
-    if plan.list.is_some() {
+    if settings.list.is_some() {
         match ordered {
             Some(ordered) => ordered.finish(&settled.lines),
             None => {
@@ -161,8 +162,8 @@ fn print(
         }
         let _ = stdout.write_all(&settled.total_line);
     }
-    if let Some(shape) = &plan.shape {
-        if plan.chart {
+    if let Some(shape) = &settings.shape {
+        if settings.chart {
             let style = chart::Style {
                 width: args.width.unwrap_or_else(terminal_width),
                 color: match args.color {
@@ -174,7 +175,7 @@ fn print(
                     }
                 },
                 top_down: args.top_down,
-                metric: plan.metric,
+                metric: settings.metric,
             };
             let _ = stdout.write_all(chart::render(&settled.measured, &style).as_bytes());
         }

@@ -3,7 +3,7 @@
 //! its GNU-style line, and hand its kept node to the parent. Nothing per entry outlives its
 //! directory unless an output needs it.
 
-use super::args::Plan;
+use super::args::Settings;
 use super::export::{Export, Left, Piece};
 use super::links::{LinkRecord, LinkTable, Met, Place};
 use super::list::Line;
@@ -35,14 +35,15 @@ struct Counted {
 }
 
 impl Counted {
-    fn new(meta: Metadata, plan: &Plan) -> Self {
-        let linked = !plan.count_links && (plan.count_every_inode_once || (!meta.is_dir() && meta.nlink > 1));
-        Counted { meta, usage: Usage::of(&meta, plan.time_field()), linked }
+    fn new(meta: Metadata, settings: &Settings) -> Self {
+        let linked =
+            !settings.count_links && (settings.count_every_inode_once || (!meta.is_dir() && meta.nlink > 1));
+        Counted { meta, usage: Usage::of(&meta, settings.time_field()), linked }
     }
 }
 
 pub struct DuVisitor<'a> {
-    plan: &'a Plan,
+    settings: &'a Settings,
     roots: &'a Roots,
     links: LinkTable<DirHandle>,
     /// Where list lines go as they are made, in argument order (none with `--sort` or under MPI:
@@ -80,13 +81,13 @@ pub struct RootResult {
 
 impl<'a> DuVisitor<'a> {
     pub fn new(
-        plan: &'a Plan,
+        settings: &'a Settings,
         roots: &'a Roots,
         ordered: Option<&'a Ordered>,
         records: Option<&'a RecordOutput>,
         export: Option<&'a Export>,
     ) -> Self {
-        DuVisitor { plan, roots, links: LinkTable::new(), ordered, records, export }
+        DuVisitor { settings, roots, links: LinkTable::new(), ordered, records, export }
     }
 
     /// Hard-linked inodes whose names were not all met in one directory: counted after the walk.
@@ -104,12 +105,12 @@ impl<'a> DuVisitor<'a> {
 
     /// A GNU du line for `path` (if it passes `--threshold`): printed in its turn, or held.
     fn line(&self, state: &mut DuState<'_>, usage: Usage, path: &[u8], root: u32) {
-        let Some(list) = &self.plan.list else { return };
-        if !list.passes(usage.get(self.plan.metric)) {
+        let Some(list) = &self.settings.list else { return };
+        if !list.passes(usage.get(self.settings.metric)) {
             return;
         }
         let mut bytes = Vec::with_capacity(path.len() + 24);
-        super::list::write_line(&mut bytes, list, self.plan.metric, usage, path);
+        super::list::write_line(&mut bytes, list, self.settings.metric, usage, path);
         match self.ordered {
             Some(ordered) => ordered.line(root, &bytes),
             None => state.sorted.push(Line { place: self.place(root, path), bytes }),
@@ -126,11 +127,11 @@ impl<'a> DuVisitor<'a> {
     /// A file counted in `dir`: its `-a` line and, with `--files`, its node.
     fn show_file(&self, state: &mut DuState<'_>, dir: &DirNode<Tally>, name: &[u8], usage: Usage, root: u32) {
         let depth = dir.depth() + 1;
-        if self.plan.list.as_ref().is_some_and(|l| l.all && depth <= l.max_depth) {
+        if self.settings.list.as_ref().is_some_and(|l| l.all && depth <= l.max_depth) {
             let path = join_path(dir.path(), name);
             self.line(state, usage, &path, root);
         }
-        if self.plan.shape.is_some_and(|s| s.files && depth <= s.depth) {
+        if self.settings.shape.is_some_and(|s| s.files && depth <= s.depth) {
             dir.data.kept().push(Node::new(name.to_vec(), NodeKind::File, usage));
         }
     }
@@ -150,7 +151,7 @@ impl<'a> DuVisitor<'a> {
 
     /// `--exclude`: whether the entry's path matches a pattern.
     fn excluded(&self, state: &mut DuState<'_>, entry: &Entry<'_, Tally>) -> bool {
-        let Some(excludes) = &self.plan.excludes else { return false };
+        let Some(excludes) = &self.settings.excludes else { return false };
         state.path.clear();
         entry.write_path(&mut state.path);
         excludes.matches(&state.path)
@@ -158,7 +159,8 @@ impl<'a> DuVisitor<'a> {
 
     /// `-x`: whether the entry is on another file system than its argument.
     fn on_other_file_system(&self, entry: &Entry<'_, Tally>, meta: &Metadata) -> bool {
-        self.plan.one_file_system && entry.dir().and_then(|d| d.root_dev()).is_some_and(|dev| dev != meta.dev)
+        self.settings.one_file_system
+            && entry.dir().and_then(|d| d.root_dev()).is_some_and(|dev| dev != meta.dev)
     }
 
     /// The entry's metadata if du counts it. `None` when it is left out — excluded, unreadable, a
@@ -235,7 +237,7 @@ impl<'a> DuVisitor<'a> {
         } else {
             node.usage = usage;
             self.line(state, usage, name, root);
-            node.printed = self.plan.list.is_some();
+            node.printed = self.settings.list.is_some();
         }
         let export = self.export.map(|_| Vec::new()).unwrap_or_default();
         let open = node.open;
@@ -298,7 +300,7 @@ impl<'a> Visitor for DuVisitor<'a> {
             return Action::Prune;
         };
         self.record(state, entry, &meta);
-        let counted = Counted::new(meta, self.plan);
+        let counted = Counted::new(meta, self.settings);
         if meta.is_dir() {
             cx.set_dir_data(self.dir_tally(entry, &counted, root));
             return Action::Continue;
@@ -319,17 +321,17 @@ impl<'a> Visitor for DuVisitor<'a> {
         let open = tally.is_open();
         let depth = dir.depth();
         let root = self.roots.position(&dir.start().path);
-        let list = self.plan.list.as_ref();
+        let list = self.settings.list.as_ref();
         let printed = list.is_some_and(|l| !open && depth <= l.max_depth);
         if let Some(list) = list.filter(|_| printed) {
             self.line(state, if list.separate { own } else { usage }, dir.path(), root);
         }
         let keep = dir.parent().is_none()
             || list.is_some_and(|l| open && depth <= l.max_depth)
-            || self.plan.shape.is_some_and(|s| depth <= s.depth);
+            || self.settings.shape.is_some_and(|s| depth <= s.depth);
         let node = keep.then(|| {
             let mut children = std::mem::take(&mut *tally.kept());
-            if let Some(shape) = &self.plan.shape {
+            if let Some(shape) = &self.settings.shape {
                 shape.prune(&mut children, usage.get(shape.metric));
             }
             let name = dir.name().to_bytes().to_vec();
@@ -343,7 +345,7 @@ impl<'a> Visitor for DuVisitor<'a> {
         });
         match parent {
             Some(parent) => {
-                if self.plan.list.as_ref().is_some_and(|l| l.separate) {
+                if self.settings.list.as_ref().is_some_and(|l| l.separate) {
                     parent.data.below.add(usage);
                 } else {
                     parent.data.usage.add(usage);
@@ -376,7 +378,7 @@ impl<'a> Visitor for DuVisitor<'a> {
             // An argument that cannot be examined is never visited: its turn is over.
             self.finished(root, false);
         }
-        if matches!(error.kind, ErrorKind::Loop { .. }) && self.plan.follow == Follow::Always {
+        if matches!(error.kind, ErrorKind::Loop { .. }) && self.settings.follow == Follow::Always {
             // du -L skips a directory that leads back to an ancestor, silently.
             return false;
         }

@@ -1,7 +1,7 @@
 //! `canopy find`: GNU find's command line on the parallel engine.
 
+mod actions;
 mod exec;
-mod host;
 mod output;
 mod start_points;
 mod visitor;

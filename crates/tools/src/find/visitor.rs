@@ -1,8 +1,8 @@
 //! The find visitor: evaluates the expression per entry — before descending, or after the
 //! directory's contents under `-depth`/`-delete` — and merges the workers' leftovers at the end.
 
+use super::actions::FindActions;
 use super::exec::{Batches, ExecRunner};
-use super::host::FindHost;
 use super::output::{OutputPolicy, Outputs, Record, StdoutGate};
 use canopy_dist::Cluster;
 use canopy_engine::output::Sink;
@@ -64,8 +64,8 @@ impl<'p> Find<'p> {
     fn evaluate(&self, cx: &mut dyn Reporter, state: &mut FindState, entry: &Entry<'_, ()>) -> Flow {
         let marks = self.quit_gate.as_ref().map(|_| state.outputs.marks());
         let mut flow = Flow::default();
-        let mut host = FindHost { find: self, cx: &mut *cx, state: &mut *state };
-        eval(&self.program.expr, entry, &mut host, &mut flow);
+        let mut actions = FindActions { find: self, cx: &mut *cx, state: &mut *state };
+        eval(&self.program.expr, entry, &mut actions, &mut flow);
         if let (Some(gate), Some(marks)) = (&self.quit_gate, marks) {
             let mut quit_committed = gate.lock().unwrap_or_else(|e| e.into_inner());
             if *quit_committed {

@@ -4,7 +4,7 @@
 
 use crate::remove::{RemoveDir, Remover, Selection, Selector, is_empty_dir};
 use canopy_engine::{Cx, Entry, Errno, FileKind, Op, WalkError};
-use canopy_expr::{Flow, Host, Program, eval};
+use canopy_expr::{Actions, Flow, Program, eval};
 
 pub struct Filter {
     pub program: Program,
@@ -67,7 +67,7 @@ struct ReportErrors<'a, 'w> {
     cx: &'a mut Cx<'w, Remover<Filter>>,
 }
 
-impl Host<RemoveDir<()>> for ReportErrors<'_, '_> {
+impl Actions<RemoveDir<()>> for ReportErrors<'_, '_> {
     fn action(&mut self, _: usize, _: &Entry<'_, RemoveDir<()>>) -> bool {
         unreachable!("parse_filter refuses actions")
     }

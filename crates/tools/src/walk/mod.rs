@@ -13,7 +13,7 @@ pub use report::{
     AgeBucket, DeepPath, LargeFile, Owner, Owners, REPORT_FORMAT, REPORT_VERSION, RecordsWritten, Report,
     SizeBucket, WideDir,
 };
-pub use summary::{Seen, Summary};
+pub use summary::{Seen, TreeSummary};
 pub use totals::{ByKind, Totals};
 
 use crate::common::records::{EncodedPath, RecordFormat, finish_output, open_output, record_path};
@@ -78,7 +78,7 @@ pub struct WalkCmdArgs {
 /// What every rank contributes to the printed report.
 #[derive(Serialize, Deserialize)]
 struct RankResult {
-    summary: Summary,
+    summary: TreeSummary,
     errors: u64,
     entries: u64,
     threads: usize,
@@ -128,7 +128,7 @@ pub fn run(args: &WalkCmdArgs, cluster: &Cluster) -> Exit {
         cluster.walk(&roots, &options, &visitor, &args.walk.plan());
     progress.finish();
 
-    let mut summary = Summary::new(args.top);
+    let mut summary = TreeSummary::new(args.top);
     for state in states {
         summary.merge(state.summary);
     }

@@ -28,7 +28,7 @@
 //! Byte counts include every hard link of a file (as `find` lists them); allocated bytes are
 //! `st_blocks` × 512.
 
-use super::summary::Summary;
+use super::summary::TreeSummary;
 use super::top::TopN;
 use super::totals::{ByKind, Totals};
 use crate::common::records::{EncodedPath, timestamp_ns};
@@ -134,7 +134,7 @@ pub struct RunFacts<'a> {
 
 impl Report {
     /// Builds the report from the merged summary, keeping `top` owners per ranking.
-    pub fn new(summary: &Summary, facts: RunFacts<'_>, top: usize) -> Self {
+    pub fn new(summary: &TreeSummary, facts: RunFacts<'_>, top: usize) -> Self {
         Report {
             format: REPORT_FORMAT.to_string(),
             version: REPORT_VERSION,

@@ -1,4 +1,4 @@
-//! The reduction behind `canopy walk`: one `Summary` per worker thread, filled without locks and
+//! The reduction behind `canopy walk`: one `TreeSummary` per worker thread, filled without locks and
 //! merged when the walk ends. Serialisable, and its merge is associative and commutative, so the
 //! same merge combines the summaries of MPI ranks.
 
@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Summary {
+pub struct TreeSummary {
     pub by_kind: ByKind,
     /// Regular files only.
     pub file_sizes: SizeHistogram,
@@ -34,10 +34,10 @@ pub struct Seen<'a> {
     pub depth: u32,
 }
 
-impl Summary {
+impl TreeSummary {
     /// An empty summary keeping `top` largest files and widest directories.
     pub fn new(top: usize) -> Self {
-        Summary {
+        TreeSummary {
             by_kind: ByKind::default(),
             file_sizes: SizeHistogram::default(),
             file_ages: AgeHistogram::default(),
@@ -69,7 +69,7 @@ impl Summary {
         self.widest_dirs.offer(entries, path);
     }
 
-    pub fn merge(&mut self, other: Summary) {
+    pub fn merge(&mut self, other: TreeSummary) {
         self.by_kind.merge(&other.by_kind);
         self.file_sizes.merge(&other.file_sizes);
         self.file_ages.merge(&other.file_ages);
@@ -110,9 +110,9 @@ mod tests {
         }
     }
 
-    fn summarise(range: std::ops::Range<u64>) -> Summary {
+    fn summarise(range: std::ops::Range<u64>) -> TreeSummary {
         let reference = Timestamp { sec: 1_700_000_000, nsec: 0 };
-        let mut s = Summary::new(5);
+        let mut s = TreeSummary::new(5);
         for i in range {
             let m = meta(i);
             let seen = Seen { kind: m.kind(), meta: &m, depth: (i % 11) as u32 };
@@ -148,7 +148,7 @@ mod tests {
     fn state_survives_serialisation() {
         let s = summarise(0..500);
         let json = serde_json::to_string(&s).unwrap();
-        let back: Summary = serde_json::from_str(&json).unwrap();
+        let back: TreeSummary = serde_json::from_str(&json).unwrap();
         assert_eq!(back, s);
     }
 }

@@ -1,7 +1,7 @@
 //! The engine visitor of `canopy walk`: stat every entry, add it to the thread's summary and, with
 //! `--output`, to the thread's record buffer.
 
-use super::summary::{Seen, Summary};
+use super::summary::{Seen, TreeSummary};
 use crate::common::records::{Record, RecordBuffer, RecordOutput};
 use canopy_engine::{Action, Cx, DirNode, DistributedVisitor, Entry, Op, Timestamp, Visitor, WalkError};
 use std::sync::Arc;
@@ -16,7 +16,7 @@ pub struct WalkVisitor<'o> {
 
 /// A worker's share of the work: its summary, and its records on their way to the file.
 pub struct ThreadState<'o> {
-    pub summary: Summary,
+    pub summary: TreeSummary,
     records: Option<RecordBuffer<'o>>,
     path: Vec<u8>,
 }
@@ -35,7 +35,7 @@ impl<'o> Visitor for WalkVisitor<'o> {
 
     fn new_state(&self) -> ThreadState<'o> {
         ThreadState {
-            summary: Summary::new(self.top),
+            summary: TreeSummary::new(self.top),
             records: self.records.map(RecordOutput::buffer),
             path: Vec::new(),
         }

@@ -2,10 +2,10 @@
 
 use super::visitor::{Find, FindState, Reporter};
 use canopy_engine::{Entry, Errno, FileKind, Op, WalkError};
-use canopy_expr::{Action, Host, Output, RenderError};
+use canopy_expr::{Action, Actions, Output, RenderError};
 use rustix::fs::{AtFlags, CWD, unlinkat};
 
-pub struct FindHost<'a, 'p> {
+pub struct FindActions<'a, 'p> {
     pub find: &'a Find<'p>,
     pub cx: &'a mut dyn Reporter,
     pub state: &'a mut FindState,
@@ -18,7 +18,7 @@ fn sink_index(output: Output) -> usize {
     }
 }
 
-impl<'p> Host<()> for FindHost<'_, 'p> {
+impl<'p> Actions<()> for FindActions<'_, 'p> {
     fn action(&mut self, index: usize, entry: &Entry<'_, ()>) -> bool {
         match &self.find.program.actions[index] {
             Action::Print { terminator, output } => {
@@ -90,7 +90,7 @@ impl<'p> Host<()> for FindHost<'_, 'p> {
     }
 }
 
-impl FindHost<'_, '_> {
+impl FindActions<'_, '_> {
     /// `-delete`: unlink relative to the parent directory; directories were reached after their
     /// contents (`-delete` implies `-depth`). Like GNU find, `.` itself is never removed.
     fn delete(&mut self, entry: &Entry<'_, ()>) -> bool {
