@@ -2,6 +2,11 @@
 
 mod commands;
 
+#[cfg(not(feature = "tree"))]
+compile_error!(
+    "canopy is built with the `tree` feature at least (`--features tree`): the tools' shared parts live there"
+);
+
 use canopy_dist::Cluster;
 use canopy_engine::panic_message;
 use canopy_tools::common::Exit;
@@ -61,10 +66,16 @@ extern "C" fn keep_closed_streams_closed() {
 /// The subcommands that run on every rank of an MPI job (the others are one process wherever
 /// they are started, and are not refused under a launcher).
 fn joins_cluster(command: &Command) -> bool {
-    !matches!(
-        command,
-        Command::Dirsvc(_) | Command::Latfs(_) | Command::Report(_) | Command::Completions { .. }
-    )
+    match command {
+        #[cfg(feature = "dirsvc")]
+        Command::Dirsvc(_) => false,
+        #[cfg(feature = "latfs")]
+        Command::Latfs(_) => false,
+        #[cfg(feature = "report")]
+        Command::Report(_) => false,
+        Command::Completions { .. } => false,
+        _ => true,
+    }
 }
 
 /// Servers, mounts and other long-running processes keep SIGPIPE ignored (Rust's default): a
@@ -72,16 +83,22 @@ fn joins_cluster(command: &Command) -> bool {
 /// never the process. (Sockets never raise SIGPIPE here — Rust sends with MSG_NOSIGNAL — but a
 /// closed stdout or stderr pipe, or a child's pipe, does.)
 fn ignores_sigpipe(command: &Command) -> bool {
-    use canopy_dirsvc::cli::DirsvcCommand;
     match command {
-        Command::Dirsvc(args) => matches!(
-            args.command,
-            DirsvcCommand::Serve(_)
-                | DirsvcCommand::Start(_)
-                | DirsvcCommand::Mount(_)
-                | DirsvcCommand::Bench(_)
-        ),
-        Command::Latfs(_) | Command::Monitor(_) => true,
+        #[cfg(feature = "dirsvc")]
+        Command::Dirsvc(args) => {
+            use canopy_dirsvc::cli::DirsvcCommand;
+            matches!(
+                args.command,
+                DirsvcCommand::Serve(_)
+                    | DirsvcCommand::Start(_)
+                    | DirsvcCommand::Mount(_)
+                    | DirsvcCommand::Bench(_)
+            )
+        }
+        #[cfg(feature = "latfs")]
+        Command::Latfs(_) => true,
+        #[cfg(feature = "monitor")]
+        Command::Monitor(_) => true,
         _ => false,
     }
 }
@@ -111,7 +128,7 @@ fn show_panic(info: &std::panic::PanicHookInfo<'_>) {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "dirsvc", feature = "latfs", feature = "monitor", feature = "report"))]
 mod tests {
     use super::*;
 

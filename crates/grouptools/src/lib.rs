@@ -12,6 +12,7 @@
 
 pub mod hosts;
 pub mod interrupt;
+#[cfg(feature = "monitor")]
 pub mod monitor;
 pub mod pcp;
 pub mod pgrep;

@@ -8,6 +8,7 @@ pub mod du;
 pub mod find;
 pub mod grep;
 mod remove;
+#[cfg(feature = "report")]
 pub mod report;
 pub mod rm;
 pub mod sync;

@@ -29,6 +29,7 @@
 //! jq before 1.7 rounds the nanosecond times to doubles. Parquet files carry the key-value metadata
 //! `canopy.records.version` = [`RECORDS_VERSION`].
 
+#[cfg(feature = "parquet")]
 mod arrow_rows;
 mod file;
 mod format;

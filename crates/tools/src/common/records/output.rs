@@ -1,14 +1,22 @@
 //! The record pipeline: per-thread buffers, a bounded channel, one writer thread per file.
 
+#[cfg(feature = "parquet")]
+use super::RECORDS_VERSION;
+use super::Record;
+#[cfg(feature = "parquet")]
 use super::arrow_rows::{ArrowRows, schema};
 use super::format::RecordFormat;
 use super::jsonl::append_line;
-use super::{RECORDS_VERSION, Record};
+#[cfg(feature = "parquet")]
 use arrow_array::RecordBatch;
 use crossbeam_channel::{Receiver, Sender, bounded};
+#[cfg(feature = "parquet")]
 use parquet::arrow::ArrowWriter;
+#[cfg(feature = "parquet")]
 use parquet::basic::{Compression, ZstdLevel};
+#[cfg(feature = "parquet")]
 use parquet::file::metadata::KeyValue;
+#[cfg(feature = "parquet")]
 use parquet::file::properties::WriterProperties;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
@@ -18,17 +26,21 @@ use std::thread::JoinHandle;
 /// Rows a worker collects before handing them to the writer as one batch. Small, because a walk
 /// may run 128 workers (latency-bound file systems) and each holds one partial batch; 8192 rows
 /// measured no faster on 1M entries.
+#[cfg(feature = "parquet")]
 const BATCH_ROWS: usize = 1024;
 /// JSON bytes a worker collects before handing them to the writer.
 const BATCH_BYTES: usize = 128 << 10;
 /// Batches in flight to the writer; when they are all taken the workers wait (back-pressure).
 const CHANNEL_BATCHES: usize = 16;
 /// A Parquet row group is closed at this estimated encoded size, bounding the writer's memory.
+#[cfg(feature = "parquet")]
 const ROW_GROUP_BYTES: usize = 128 << 20;
 /// zstd level: level 3 is zstd's own default, a good speed/size balance for metadata.
+#[cfg(feature = "parquet")]
 const ZSTD_LEVEL: i32 = 3;
 
 enum Batch {
+    #[cfg(feature = "parquet")]
     Arrow(RecordBatch),
     Lines(Vec<u8>),
 }
@@ -43,12 +55,17 @@ pub struct RecordOutput {
 impl RecordOutput {
     /// Creates (truncates) `path` and starts its writer thread.
     pub fn create(path: &Path, format: RecordFormat) -> io::Result<Self> {
+        #[cfg(not(feature = "parquet"))]
+        if format == RecordFormat::Parquet {
+            return Err(without_parquet());
+        }
         let file = File::create(path)?;
         let sink = match format {
+            #[cfg(feature = "parquet")]
             RecordFormat::Parquet => {
                 FileSink::Parquet(Box::new(ArrowWriter::try_new(file, schema(), Some(parquet_properties()))?))
             }
-            RecordFormat::JsonLines => FileSink::Lines(BufWriter::with_capacity(1 << 20, file)),
+            _ => FileSink::Lines(BufWriter::with_capacity(1 << 20, file)),
         };
         let (sender, receiver) = bounded(CHANNEL_BATCHES);
         let writer =
@@ -64,8 +81,9 @@ impl RecordOutput {
     /// handed over its rows) before [`RecordOutput::finish`] can run.
     pub fn buffer(&self) -> RecordBuffer<'_> {
         let rows = match self.format {
+            #[cfg(feature = "parquet")]
             RecordFormat::Parquet => Rows::Arrow(Box::new(ArrowRows::new())),
-            RecordFormat::JsonLines => Rows::Lines(Vec::new()),
+            _ => Rows::Lines(Vec::new()),
         };
         RecordBuffer { sender: &self.sender, rows }
     }
@@ -77,6 +95,16 @@ impl RecordOutput {
     }
 }
 
+/// A build without the `parquet` feature (the lean tree-tools build) writes JSON Lines only.
+#[cfg(not(feature = "parquet"))]
+fn without_parquet() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::Unsupported,
+        "this canopy was built without Parquet support (cargo feature `parquet`); name a .jsonl file",
+    )
+}
+
+#[cfg(feature = "parquet")]
 fn parquet_properties() -> WriterProperties {
     let level = ZstdLevel::try_new(ZSTD_LEVEL).expect("valid zstd level");
     WriterProperties::builder()
@@ -90,6 +118,7 @@ fn parquet_properties() -> WriterProperties {
 }
 
 enum Rows {
+    #[cfg(feature = "parquet")]
     Arrow(Box<ArrowRows>),
     Lines(Vec<u8>),
 }
@@ -104,6 +133,7 @@ impl RecordBuffer<'_> {
     /// Adds a record; a full batch goes to the writer, waiting while the writer is behind.
     pub fn push(&mut self, record: &Record<'_>) {
         let full = match &mut self.rows {
+            #[cfg(feature = "parquet")]
             Rows::Arrow(rows) => {
                 rows.push(record);
                 rows.rows() >= BATCH_ROWS
@@ -121,6 +151,7 @@ impl RecordBuffer<'_> {
     /// Hands the records collected so far to the writer.
     pub fn flush(&mut self) {
         let batch = match &mut self.rows {
+            #[cfg(feature = "parquet")]
             Rows::Arrow(rows) if rows.rows() > 0 => Batch::Arrow(rows.take_batch()),
             Rows::Lines(lines) if !lines.is_empty() => Batch::Lines(std::mem::take(lines)),
             _ => return,
@@ -137,6 +168,7 @@ impl Drop for RecordBuffer<'_> {
 }
 
 enum FileSink {
+    #[cfg(feature = "parquet")]
     Parquet(Box<ArrowWriter<File>>),
     Lines(BufWriter<File>),
 }
@@ -150,6 +182,7 @@ impl FileSink {
             records += self.write(&batch)?;
         }
         match self {
+            #[cfg(feature = "parquet")]
             FileSink::Parquet(writer) => {
                 writer.close()?;
             }
@@ -160,6 +193,7 @@ impl FileSink {
 
     fn write(&mut self, batch: &Batch) -> io::Result<u64> {
         match (self, batch) {
+            #[cfg(feature = "parquet")]
             (FileSink::Parquet(writer), Batch::Arrow(batch)) => {
                 writer.write(batch)?;
                 Ok(batch.num_rows() as u64)
@@ -168,6 +202,7 @@ impl FileSink {
                 writer.write_all(lines)?;
                 Ok(lines.iter().filter(|&&b| b == b'\n').count() as u64)
             }
+            #[cfg(feature = "parquet")]
             _ => unreachable!("a buffer's batches match its output's format"),
         }
     }
