@@ -4,7 +4,7 @@
 //!
 //! ```no_run
 //! # use canopy_group::{HostsArgs, OpenFlags, Registry};
-//! # fn tool(hosts: &HostsArgs, cluster: &canopy_dist::Cluster) -> Result<(), canopy_group::GroupError> {
+//! # fn tool(hosts: &HostsArgs, cluster: &canopy_transport::World) -> Result<(), canopy_group::GroupError> {
 //! let printed = hosts.run(cluster, Registry::new(), |runtime| {
 //!     let mut group = runtime.gopen("/etc/motd", OpenFlags::RDONLY)?;
 //!     group.read(4096).map(|outcome| outcome.status_value())
@@ -22,8 +22,8 @@ use crate::runtime::{Runtime, serve};
 use crate::sim::{Placeholders, Simulation, expand_template};
 use crate::topology::{Fanout, ReductionTree};
 use crate::transport::DynTransport;
-use canopy_dist::Cluster;
 use canopy_nodeset::NodeSet;
+use canopy_transport::World;
 use clap::Args;
 use std::io::Write;
 use std::path::PathBuf;
@@ -135,7 +135,7 @@ impl HostsArgs {
     /// at once, before rank 0 can answer, unless mpirun runs with `--enable-recovery`.)
     pub fn run<R>(
         &self,
-        cluster: &Cluster,
+        cluster: &World,
         registry: Registry,
         client: impl FnOnce(&Client<'_>) -> R,
     ) -> Result<Option<R>, GroupError> {
@@ -220,7 +220,7 @@ impl HostsArgs {
     }
 
     /// This rank's tree (the same on every rank) and host.
-    fn mpi_layout(&self, cluster: &Cluster) -> Result<(ReductionTree, HostConfig), GroupError> {
+    fn mpi_layout(&self, cluster: &World) -> Result<(ReductionTree, HostConfig), GroupError> {
         let size = cluster.size() as usize;
         let labels: Vec<String> = match self.ranks_per_node {
             Some(0) => return Err(GroupError::Usage("--ranks-per-node must be at least 1".into())),

@@ -19,7 +19,7 @@
 //!
 //! The tree ([`ReductionTree`]) is a k-ary tree over ranks with a per-node level. Ranks talk through a
 //! [`Transport`]: [`ThreadTransport`] simulates hosts with threads ([`Simulation`]); a cluster's
-//! [`Messenger`](canopy_dist::Messenger) carries it over MPI. Rank 0 runs the client ([`Runtime`]) and
+//! [`Messenger`](canopy_transport::Messenger) carries it over MPI. Rank 0 runs the client ([`Runtime`]) and
 //! every other rank [`serve`]s. Tools take their hosts from the command line with [`HostsArgs`], which
 //! starts either.
 //!

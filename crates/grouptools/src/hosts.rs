@@ -2,9 +2,9 @@
 //! each with its own root and name) or one host per MPI rank under `mpirun` — and the client runtime
 //! built from them. Tools take a `&Runtime<T>` and never know how it was made.
 
-use canopy_dist::Cluster;
 pub use canopy_group::HostsArgs;
 use canopy_group::{Client, Registry};
+use canopy_transport::World;
 
 /// Starts the hosts `args` describe, with the aggregations of `registry` on every one, and runs `tool` on
 /// the client. `Ok(Some(result))` where the client ran (the only process, or MPI rank 0); `Ok(None)` on the
@@ -12,7 +12,7 @@ use canopy_group::{Client, Registry};
 /// cannot start), returned on rank 0 only: every rank meets the same one, and rank 0 speaks for the job.
 pub fn with_runtime<R>(
     args: &HostsArgs,
-    cluster: &Cluster,
+    cluster: &World,
     registry: Registry,
     tool: impl FnOnce(&Client<'_>) -> R,
 ) -> Result<Option<R>, String> {

@@ -7,9 +7,9 @@ use crate::hosts::{HostsArgs, with_runtime};
 use crate::problems::Problems;
 use crate::units;
 use crate::verify::{SpanDigests, verify};
-use canopy_dist::Cluster;
 use canopy_group::{FileOp, Group, GroupError, OpenFlags, Registry, Runtime, Transport, Whence};
 use canopy_nodeset::RangeSet;
+use canopy_transport::World;
 use canopy_util::size::parse_size;
 use clap::Args;
 use std::ffi::CString;
@@ -77,7 +77,7 @@ pub struct PcpArgs {
 }
 
 /// Runs `canopy pcp`.
-pub fn run(args: PcpArgs, cluster: &Cluster) -> ExitCode {
+pub fn run(args: PcpArgs, cluster: &World) -> ExitCode {
     let mut err = std::io::stderr().lock();
     let (source, plan) = match prepare(&args) {
         Ok(prepared) => prepared,

@@ -6,11 +6,11 @@ use super::forward::{self, Forwarder};
 use super::protocol::{
     COMPLETE, NO_WORK, OUTPUT, OUTPUT_END, STOP, TOKEN, WORK, WORK_REQUEST, decode, encode,
 };
-use super::transport::{Incoming, Transport};
 use crate::safra::{Safra, Step};
 use crate::stats::RankStats;
 use canopy_engine::remote::{Completion, RemoteTask};
 use canopy_engine::{DistributedVisitor, Driver};
+use canopy_transport::mpi::{Incoming, Transport};
 use mpi::collective::CommunicatorCollectives;
 use mpi::topology::{Communicator, SimpleCommunicator};
 use serde::Serialize;

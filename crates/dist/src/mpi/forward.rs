@@ -4,8 +4,8 @@
 //! delivers the rest at the end.
 
 use super::protocol::{OUTPUT, OUTPUT_END};
-use super::transport::Transport;
 use canopy_engine::output::Sink;
+use canopy_transport::mpi::Transport;
 use mpi::topology::{Communicator, SimpleCommunicator};
 use std::collections::VecDeque;
 use std::io::Write;

@@ -1,4 +1,5 @@
-//! Message tags and payload encoding (postcard) of the walk protocol.
+//! Message tags and payload encoding (postcard) of the walk protocol. The tags stay below
+//! `canopy_transport::mpi::LAYER`, the byte messenger's tag on the same communicator.
 
 use mpi::Tag;
 use serde::Serialize;
@@ -22,8 +23,6 @@ pub const RESULTS: Tag = 7;
 pub const OUTPUT: Tag = 8;
 /// A rank has no more output.
 pub const OUTPUT_END: Tag = 9;
-/// Messages of layers built on the cluster ([`crate::Messenger`]), never read by the walk.
-pub const LAYER: Tag = 20;
 
 pub fn encode<T: Serialize + ?Sized>(value: &T) -> Vec<u8> {
     postcard::to_allocvec(value).expect("walk messages serialise")

@@ -12,8 +12,8 @@ use crate::launch::{Client, HostsArgs};
 use crate::ops::{AggrType, FileOp, OpKind, OpenFlags};
 use crate::status::MemberStatus;
 use crate::transport::Transport;
-use canopy_dist::Cluster;
 use canopy_nodeset::RangeSet;
+use canopy_transport::World;
 use clap::{Args, ValueEnum};
 use std::io::Write;
 use std::process::ExitCode;
@@ -97,12 +97,12 @@ pub struct GroupArgs {
 }
 
 /// Runs `canopy group` on stdout and stderr: every MPI rank calls it, rank 0 prints.
-pub fn run(args: GroupArgs, cluster: &Cluster) -> ExitCode {
+pub fn run(args: GroupArgs, cluster: &World) -> ExitCode {
     run_with(&args, cluster, &mut std::io::stdout(), &mut std::io::stderr())
 }
 
 /// Runs `canopy group`, writing results to `out` and diagnostics to `err` (on rank 0).
-pub fn run_with(args: &GroupArgs, cluster: &Cluster, out: &mut dyn Write, err: &mut dyn Write) -> ExitCode {
+pub fn run_with(args: &GroupArgs, cluster: &World, out: &mut dyn Write, err: &mut dyn Write) -> ExitCode {
     let mut registry = crate::Registry::new();
     stat::register(&mut registry);
     let outcome = aggregation(args).and_then(|spec| {

@@ -12,7 +12,7 @@ struct Cli {
 fn canopy_group(argv: &[&str]) -> (ExitCode, String, String) {
     let cli = Cli::try_parse_from(std::iter::once("group").chain(argv.iter().copied())).unwrap();
     let (mut out, mut err) = (Vec::new(), Vec::new());
-    let code = run_with(&cli.args, &canopy_dist::Cluster::local(), &mut out, &mut err);
+    let code = run_with(&cli.args, &canopy_transport::World::local(), &mut out, &mut err);
     (code, String::from_utf8(out).unwrap(), String::from_utf8(err).unwrap())
 }
 

@@ -5,7 +5,7 @@
 
 use super::{Transport, TransportError};
 use crate::topology::Rank;
-use canopy_dist::Messenger;
+use canopy_transport::Messenger;
 use std::time::Instant;
 
 impl Transport for Messenger<'_> {

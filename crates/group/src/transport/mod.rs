@@ -2,7 +2,7 @@
 //!
 //! The group layer speaks to its parent and children in the aggregation tree through a [`Transport`]:
 //! [`ThreadTransport`] (one thread per simulated host, channels between them), or a cluster's
-//! [`Messenger`](canopy_dist::Messenger) (MPI point-to-point messages, one rank per host).
+//! [`Messenger`](canopy_transport::Messenger) (MPI point-to-point messages, one rank per host).
 
 mod messenger;
 mod threads;

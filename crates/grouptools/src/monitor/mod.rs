@@ -14,9 +14,9 @@ mod vitals;
 
 use crate::hosts::{HostsArgs, with_runtime};
 use crate::interrupt;
-use canopy_dist::Cluster;
 use canopy_group::{Registry, Runtime, Transport};
 use canopy_nodeset::RangeSet;
+use canopy_transport::World;
 use clap::Args;
 use collection::{Collection, Data, Mode, collect};
 use std::collections::{BTreeMap, HashMap};
@@ -87,7 +87,7 @@ pub fn registry() -> Registry {
 }
 
 /// Runs `canopy monitor`.
-pub fn run(args: MonitorArgs, cluster: &Cluster) -> ExitCode {
+pub fn run(args: MonitorArgs, cluster: &World) -> ExitCode {
     let mut err = std::io::stderr().lock();
     for (flag, value) in [("--interval", args.interval), ("--history", args.history)] {
         if !(value > 0.0 && value.is_finite()) {

@@ -6,13 +6,13 @@ pub mod matches;
 
 use crate::hosts::{HostsArgs, with_runtime};
 use crate::problems::Problems;
-use canopy_dist::Cluster;
 use canopy_group::aggr::Classes;
 use canopy_group::cli::{Labels, block};
 use canopy_group::{
     AggrSpec, AggrType, Client, FileOp, GroupError, OpKind, OpenFlags, Registry, Transport, Value,
 };
 use canopy_nodeset::RangeSet;
+use canopy_transport::World;
 use clap::Args;
 use matches::{Matches, Params};
 use std::io::Write;
@@ -92,7 +92,7 @@ pub fn registry() -> Registry {
 }
 
 /// Runs `canopy pgrep`.
-pub fn run(args: PgrepArgs, cluster: &Cluster) -> ExitCode {
+pub fn run(args: PgrepArgs, cluster: &World) -> ExitCode {
     let params = Params {
         pattern: args.pattern.clone(),
         ignore_case: args.ignore_case,

@@ -13,13 +13,13 @@ use crate::hosts::{HostsArgs, with_runtime};
 use crate::pcp::{remove_temporaries, step, strerror};
 use crate::problems::Problems;
 use crate::verify::{SpanDigests, verify};
-use canopy_dist::Cluster;
 use canopy_group::aggr::{Classes, Extremes};
 use canopy_group::{
     AggrSpec, AggrType, Builtin, FileOp, Group, GroupError, OpKind, OpenFlags, Registry, Runtime, Transport,
     Whence,
 };
 use canopy_nodeset::{NodeSet, RangeSet};
+use canopy_transport::World;
 use canopy_util::size::parse_size;
 use clap::Args;
 use signature::BlockSig;
@@ -93,7 +93,7 @@ pub fn registry() -> Registry {
 }
 
 /// Runs `canopy psync`.
-pub fn run(args: PsyncArgs, cluster: &Cluster) -> ExitCode {
+pub fn run(args: PsyncArgs, cluster: &World) -> ExitCode {
     let mut err = std::io::stderr().lock();
     let source = match std::fs::read(&args.src) {
         Ok(data) => data,

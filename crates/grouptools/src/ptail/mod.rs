@@ -9,12 +9,12 @@ pub mod strip;
 use crate::hosts::{HostsArgs, with_runtime};
 use crate::interrupt;
 use crate::problems::Problems;
-use canopy_dist::Cluster;
 use canopy_group::{
     AggrSpec, AggrType, Aggregation, FileOp, Group, GroupError, MemberStatus, OpKind, OpenFlags, Registry,
     Runtime, Transport, Whence,
 };
 use canopy_nodeset::RangeSet;
+use canopy_transport::World;
 use clap::Args;
 use lines::{Line, LineEquivalence, Lines, Params};
 use std::io::Write;
@@ -88,7 +88,7 @@ pub fn registry() -> Registry {
 const READ_SIZE: u64 = 1 << 20;
 
 /// Runs `canopy ptail`.
-pub fn run(args: PtailArgs, cluster: &Cluster) -> ExitCode {
+pub fn run(args: PtailArgs, cluster: &World) -> ExitCode {
     let mut err = std::io::stderr().lock();
     if !(args.window >= 0.0 && args.window.is_finite()) {
         let _ = writeln!(err, "canopy ptail: invalid --window {}", args.window);

@@ -7,10 +7,10 @@ pub mod procs;
 mod view;
 
 use crate::hosts::{HostsArgs, with_runtime};
-use canopy_dist::Cluster;
-use canopy_dist::users_terminal;
 use canopy_group::{AggrSpec, AggrType, GroupError, OpKind, OpenFlags, Registry, Runtime, Transport};
 use canopy_nodeset::NodeSet;
+use canopy_transport::World;
+use canopy_transport::users_terminal;
 use clap::{Args, ValueEnum};
 use procs::{Params, ProcessSummary, ProcessTop};
 use std::io::Write;
@@ -118,7 +118,7 @@ pub struct Frame {
 }
 
 /// Runs `canopy ptop`.
-pub fn run(args: PtopArgs, cluster: &Cluster) -> ExitCode {
+pub fn run(args: PtopArgs, cluster: &World) -> ExitCode {
     let mut err = std::io::stderr().lock();
     if !(args.delay >= 0.0 && args.delay.is_finite()) {
         let _ = writeln!(err, "canopy ptop: invalid --delay {}", args.delay);

@@ -93,7 +93,7 @@ impl Drop for Watchdog {
 /// Every rank sends its host name to its predecessor, which watches it.
 fn exchange_host_names(comm: &SimpleCommunicator) -> String {
     let (rank, size) = (comm.rank(), comm.size());
-    let host = crate::cluster::hostname().into_bytes();
+    let host = crate::hostname().into_bytes();
     mpi::request::scope(|scope| {
         let sent =
             comm.process_at_rank((rank + size - 1) % size).immediate_send_with_tag(scope, &host[..], HOST);

@@ -1,7 +1,7 @@
 //! The MPI side of [`crate::Messenger`]: its own tag, so its messages never mix with the walk's.
 
-use super::protocol::LAYER;
-use super::transport::Transport;
+use super::LAYER;
+use super::Transport;
 use mpi::collective::CommunicatorCollectives;
 use mpi::topology::{Communicator, SimpleCommunicator};
 use std::time::{Duration, Instant};

@@ -5,11 +5,11 @@
 //! pseudo-terminal whatever mpirun's own output is (a file, a pipe), so a rank's "terminal" says
 //! nothing about where the output goes. There the answer is no: plain output, no progress.
 
-use crate::Cluster;
+use crate::World;
 use std::io::IsTerminal;
 
 /// Whether `stream` (stdin, stdout or stderr) is an interactive terminal of the user: a terminal,
 /// in a process no launcher started.
 pub fn users_terminal(stream: &impl IsTerminal) -> bool {
-    stream.is_terminal() && !Cluster::launched()
+    stream.is_terminal() && !World::launched()
 }

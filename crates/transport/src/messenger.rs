@@ -1,4 +1,4 @@
-//! Point-to-point byte messages between the processes of a cluster, for layers above the walk (the
+//! Point-to-point byte messages between the processes of a world, for layers above the walk (the
 //! group layer's aggregation tree). Sends never wait for the receiver; receives wait at most until
 //! a deadline, which is what turns a dead or hung process into a missing answer instead of a hang.
 
@@ -61,7 +61,7 @@ impl<'c> Messenger<'c> {
     /// Ends this process's part in the exchange: waits until every process has called `finish` or
     /// `deadline` passes (`None`: wait as long as it takes), discarding messages that arrive meanwhile
     /// so that no sender is left waiting on them. False when some process did not come: it hangs or
-    /// died, and the caller should [`crate::Cluster::abort`] the job rather than wait for it in the
+    /// died, and the caller should [`crate::World::abort`] the job rather than wait for it in the
     /// collective shutdown. Collective.
     pub fn finish(&mut self, deadline: Option<Instant>) -> bool {
         match &mut self.kind {
