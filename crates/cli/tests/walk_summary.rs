@@ -126,7 +126,7 @@ fn json_summary_matches_find_and_round_trips() {
         found.iter().max_by(|a, b| a.depth.cmp(&b.depth).then_with(|| b.path.cmp(&a.path))).unwrap();
     let got = report.deepest.as_ref().unwrap();
     assert_eq!((bytes(&got.path), got.depth), (deepest.path.clone(), u64::from(deepest.depth)));
-    assert!(deepest.path.len() > 4096 && deepest.path.ends_with(b"/bottom"));
+    assert!(deepest.path.len() > 4096 && deepest.path.ends_with(b"/bottom.txt"));
 
     // Size histogram: regular files in power-of-two buckets, non-empty buckets only.
     let mut sizes: BTreeMap<(u64, u64), Vec<&Found>> = BTreeMap::new();

@@ -1,5 +1,10 @@
 //! What the test suites share about the machine they run on: whether they run as root, whether
-//! FUSE mounts can be made, and how a test that cannot run here says so instead of passing silently.
+//! FUSE mounts can be made, and how a test that cannot run here says so instead of passing silently;
+//! and the parts of their test trees that several suites build.
+
+mod tree;
+
+pub use tree::deep_chain;
 
 use std::io::Write;
 use std::path::Path;

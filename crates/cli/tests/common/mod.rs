@@ -47,7 +47,7 @@ pub fn mkfifo(path: &Path) {
 
 // Each test binary uses some of them (the module is compiled into each).
 #[allow(unused_imports)]
-pub use canopy_testkit::{fuse_available, is_root, root_or_skip, skip};
+pub use canopy_testkit::{deep_chain, fuse_available, is_root, root_or_skip, skip};
 
 pub fn os(s: &str) -> OsString {
     OsString::from(s)
@@ -243,19 +243,6 @@ pub fn hostile_tree(base: &Path) -> PathBuf {
         set_times(&root.join(dir), 3000, 5000);
     }
     root
-}
-
-/// A chain of `levels` directories with 200-byte names (past PATH_MAX), a file at the bottom.
-pub fn deep_chain(top: &Path, levels: usize) {
-    use rustix::fs::{Mode, OFlags, mkdirat, openat};
-    std::fs::create_dir(top).unwrap();
-    let mut fd = openat(rustix::fs::CWD, top, OFlags::DIRECTORY, Mode::empty()).unwrap();
-    let name = vec![b'd'; 200];
-    for _ in 0..levels {
-        mkdirat(&fd, name.as_slice(), Mode::from_raw_mode(0o755)).unwrap();
-        fd = openat(&fd, name.as_slice(), OFlags::DIRECTORY, Mode::empty()).unwrap();
-    }
-    openat(&fd, "bottom.txt", OFlags::CREATE | OFlags::WRONLY, Mode::from_raw_mode(0o644)).unwrap();
 }
 
 /// Builds an argv of OsStrings from str and byte pieces.

@@ -1,7 +1,7 @@
 //! A hostile test tree and GNU find as the oracle, shared by the `canopy walk` end-to-end tests.
 #![allow(dead_code)] // each test binary uses a different subset
 
-use rustix::fs::{CWD, Mode, OFlags, mkdirat, openat};
+use rustix::fs::{CWD, Mode};
 use std::ffi::OsStr;
 use std::fs::{self, File, FileTimes};
 use std::os::unix::ffi::OsStrExt;
@@ -22,7 +22,7 @@ pub fn run_canopy(args: &[&OsStr]) -> Output {
 }
 
 #[allow(unused_imports)] // each test binary uses some of them
-pub use canopy_testkit::{is_root, root_or_skip};
+pub use canopy_testkit::{deep_chain, is_root, root_or_skip};
 
 /// Builds the tree under `root` (which must exist): every file type, hard links, a sparse file,
 /// symlinks (dangling, to a directory), odd names, files of known ages, a wide directory, and a
@@ -84,7 +84,7 @@ pub fn build(root: &Path) {
             .unwrap();
     }
 
-    deep_chain(&at("deep"), 30, 180);
+    deep_chain(&at("deep"), 30);
 
     if is_root() {
         chown(at("a/b/big"), Some(65534), Some(65534)).unwrap();
@@ -107,20 +107,6 @@ pub fn build(root: &Path) {
 
 pub fn write_file(path: &Path, size: u64) {
     fs::write(path, vec![b'x'; size as usize]).unwrap();
-}
-
-/// `levels` nested directories of `name_len`-byte names below `top`, with a file `bottom` at the
-/// end: built with `mkdirat`/`openat`, since the full path is longer than PATH_MAX.
-pub fn deep_chain(top: &Path, levels: usize, name_len: usize) {
-    fs::create_dir(top).unwrap();
-    let name = vec![b'd'; name_len];
-    let mut dir = openat(CWD, top, OFlags::DIRECTORY, Mode::empty()).unwrap();
-    for _ in 0..levels {
-        mkdirat(&dir, name.as_slice(), Mode::from_raw_mode(0o755)).unwrap();
-        dir = openat(&dir, name.as_slice(), OFlags::DIRECTORY, Mode::empty()).unwrap();
-    }
-    let file = openat(&dir, "bottom", OFlags::CREATE | OFlags::WRONLY, Mode::from_raw_mode(0o644)).unwrap();
-    rustix::io::write(&file, b"deep").unwrap();
 }
 
 /// One line of GNU find's `-printf`: what `stat` says about a path.

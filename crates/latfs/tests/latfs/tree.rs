@@ -9,9 +9,7 @@ use std::os::unix::fs::{PermissionsExt, symlink};
 use std::path::Path;
 use std::time::{Duration, UNIX_EPOCH};
 
-use rustix::fs::{
-    AtFlags, FileType, Mode, OFlags, Timespec, Timestamps, makedev, mkdirat, mknodat, openat, utimensat,
-};
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, Timespec, Timestamps, makedev, mknodat, utimensat};
 
 /// Components of the deep chain: 30 × 200 bytes, far beyond PATH_MAX.
 pub const DEEP_LEVELS: usize = 30;
@@ -113,17 +111,7 @@ pub fn build_hostile_tree(root: &Path) {
 
 /// A chain of [`DEEP_LEVELS`] directories with 200-byte names under `root/deep`, a file at the bottom.
 pub fn build_deep_chain(root: &Path) {
-    fs::create_dir(root.join("deep")).unwrap();
-    let mut dir = open_dir(&root.join("deep"));
-    let name = "d".repeat(200);
-    for _ in 0..DEEP_LEVELS {
-        mkdirat(&dir, name.as_str(), Mode::from_raw_mode(0o755)).unwrap();
-        dir = openat(&dir, name.as_str(), OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty()).unwrap();
-    }
-    let bottom =
-        openat(&dir, "bottom", OFlags::CREATE | OFlags::WRONLY | OFlags::CLOEXEC, Mode::from_raw_mode(0o644))
-            .unwrap();
-    rustix::io::write(&bottom, b"at the bottom").unwrap();
+    canopy_testkit::deep_chain(&root.join("deep"), DEEP_LEVELS);
 }
 
 fn open_dir(path: &Path) -> OwnedFd {

@@ -4,6 +4,7 @@
 
 use super::attrs::{self, Wanted, open_path_fd, xattrs_differ};
 use super::dest::{DestDir, Place};
+use super::destination::Destination;
 use super::files::{at_source, lossy, open_source};
 use super::itemize::{Flags, Item, Update};
 use super::links::{Arrival, Placed, Waiter};
@@ -150,23 +151,7 @@ impl Transfer {
         meta: &Metadata,
         place: Place,
     ) {
-        let dir = if self.options.dry_run && place.fresh() {
-            None
-        } else {
-            match place.open_dir() {
-                Ok(dir) => Some(dir),
-                // A dry run of a sync into a DEST it would make.
-                Err(Errno::NOENT) if self.options.dry_run => None,
-                Err(errno) => return cx.report(WalkError::io(place.dest_path(), Op::Tool("create"), errno)),
-            }
-        };
-        let existing = match &dir {
-            Some(dir) if !place.fresh() => match lookup(dir, place.name()) {
-                Ok(existing) => existing,
-                Err(errno) => return cx.report(WalkError::io(place.dest_path(), Op::Stat, errno)),
-            },
-            _ => None,
-        };
+        let Some((destination, existing)) = self.destination(cx, &place, "create") else { return };
         let link =
             (self.options.keep.hard_links && meta.nlink > 1 && !entry.is_root()).then(|| meta.file_id());
         if let (Some(id), Some(source_dir)) = (link, place.source_dir()) {
@@ -177,7 +162,7 @@ impl Transfer {
             match arrival {
                 // A directory in the way is refused below, as for any file.
                 Arrival::First if existing.is_none_or(|e| !e.is_dir()) => {
-                    if let (Some(shared), Some(dir)) = (self.shared_links(), &dir) {
+                    if let (Some(shared), Some(dir)) = (self.shared_links(), destination.to_change()) {
                         match shared.find(meta) {
                             Ok(Some(meeting)) => {
                                 return self.adopt(
@@ -197,7 +182,7 @@ impl Transfer {
                 }
                 Arrival::First => {}
                 Arrival::Link(first) => {
-                    return self.link(cx, state, &place, dir.as_ref(), existing.as_ref(), &first);
+                    return self.link(cx, state, &place, &destination, existing.as_ref(), &first);
                 }
                 Arrival::Failed(errno) => return self.link_failed(cx, &place, errno),
                 Arrival::Waiting => return,
@@ -212,11 +197,13 @@ impl Transfer {
             Vec::new()
         };
         let resume_since = place.pair().resume_since;
-        let mut probe =
-            EntryProbe { target: &target, ..self.probe(state, entry, meta, &place, dir.as_ref()) };
+        let mut probe = EntryProbe {
+            target: &target,
+            ..self.probe(state, entry, meta, &place, destination.to_look_at())
+        };
         let mut verdict = self.judge().judge(meta, existing.as_ref(), resume_since, &mut probe);
         if verdict.decision == Decision::Blocked {
-            match self.clear_blocking_dir(&place, dir.as_ref()) {
+            match self.clear_blocking_dir(&place, destination.to_change()) {
                 Ok(()) => verdict = Verdict { decision: Decision::Create, ..verdict },
                 Err(failure) => return self.fail(cx, state, link, failure),
             }
@@ -235,7 +222,7 @@ impl Transfer {
         if update == Update::Transfer {
             self.totals.transferring(meta.size);
         }
-        match (verdict.decision, dir) {
+        match (verdict.decision, destination.to_change()) {
             (Decision::Keep, _) => {
                 if verdict.resumed {
                     self.totals.resumed(meta.size);
@@ -243,8 +230,9 @@ impl Transfer {
                 self.totals.done(0, meta.size);
                 self.settle_placed(cx, state, link, &place, existing_id, meta);
             }
-            (_, None) | (_, Some(_)) if self.options.dry_run => {
-                let id = (verdict.decision == Decision::Refresh).then_some(existing_id).flatten();
+            // A dry run: only told.
+            (decision, None) => {
+                let id = (decision == Decision::Refresh).then_some(existing_id).flatten();
                 self.settle_placed(cx, state, link, &place, id, meta);
             }
             (Decision::Refresh, Some(dir)) => {
@@ -257,7 +245,7 @@ impl Transfer {
                 };
                 let source = self.xattr_source(entry);
                 match attrs::apply_by_name(
-                    &dir,
+                    dir,
                     place.name(),
                     source.as_ref().map(AsFd::as_fd),
                     &wanted,
@@ -272,13 +260,13 @@ impl Transfer {
             }
             (_, Some(dir)) if kind == FileKind::File => {
                 let wanted = self.wanted_for(meta, existing.as_ref());
-                self.copy_file(cx, state, entry, place, &dir, link, (wanted.mode, wanted.owner));
+                self.copy_file(cx, state, entry, place, dir, link, (wanted.mode, wanted.owner));
             }
             (_, Some(dir)) => {
                 let wanted = self.wanted_for(meta, None);
                 let source = self.xattr_source(entry);
                 match special::make(
-                    &dir,
+                    dir,
                     place.name(),
                     &wanted,
                     &target,
@@ -288,13 +276,12 @@ impl Transfer {
                     Ok(()) => {
                         self.totals.done(1, 0);
                         let id =
-                            link.and_then(|_| lookup(&dir, place.name()).ok().flatten()).map(|m| m.file_id());
+                            link.and_then(|_| lookup(dir, place.name()).ok().flatten()).map(|m| m.file_id());
                         self.settle_placed(cx, state, link, &place, id, meta);
                     }
                     Err(e) => self.fail(cx, state, link, Failure::io(place.dest_path(), e.verb, e.errno)),
                 }
             }
-            (_, None) => unreachable!("only a dry run has no destination directory"),
         }
     }
 
@@ -306,8 +293,27 @@ impl Transfer {
             .flatten()
     }
 
-    /// A directory where a non-directory goes. sync removes it when it is empty (and, with
-    /// `--delete`, the deletion pass did already; a dry run says what would be); cp refuses.
+    /// Where the entry at `place` goes and what is there now; `None` once a failure to open or
+    /// look (`verb`, what the entry was for) is reported.
+    fn destination(
+        &self,
+        cx: &mut Cx<'_, Self>,
+        place: &Place,
+        verb: &'static str,
+    ) -> Option<(Destination, Option<Metadata>)> {
+        let destination = Destination::open(place, self.options.dry_run)
+            .map_err(|errno| cx.report(WalkError::io(place.dest_path(), Op::Tool(verb), errno)))
+            .ok()?;
+        let existing = destination
+            .existing(place)
+            .map_err(|errno| cx.report(WalkError::io(place.dest_path(), Op::Stat, errno)))
+            .ok()?;
+        Some((destination, existing))
+    }
+
+    /// A directory where a non-directory goes. sync removes it from `dir` when it is empty (and,
+    /// with `--delete`, the deletion pass did already; a dry run, without `dir`, says what would
+    /// be); cp refuses.
     fn clear_blocking_dir(&self, place: &Place, dir: Option<&DirFd>) -> Result<(), Failure> {
         let dest = || lossy(&place.dest_path()).into_owned();
         if !self.options.replace_non_directories {
@@ -316,9 +322,6 @@ impl Transfer {
                 dest(),
                 lossy(&place.source_path())
             )));
-        }
-        if self.options.dry_run {
-            return Ok(());
         }
         let Some(dir) = dir else { return Ok(()) };
         match unlinkat(dir, place.name(), AtFlags::REMOVEDIR) {
@@ -338,7 +341,7 @@ impl Transfer {
         cx: &mut Cx<'_, Self>,
         state: &mut TransferState,
         place: &Place,
-        dir: Option<&DirFd>,
+        destination: &Destination,
         existing: Option<&Metadata>,
         first: &Placed,
     ) {
@@ -348,7 +351,7 @@ impl Transfer {
         if existing.is_some_and(Metadata::is_dir) {
             // cp refuses; sync removes it (emptied by --delete), as for any non-directory.
             let cleared = if self.options.replace_non_directories {
-                self.clear_blocking_dir(place, dir)
+                self.clear_blocking_dir(place, destination.to_change())
             } else {
                 let dest = lossy(&place.dest_path()).into_owned();
                 Err(Failure::Message(format!("cannot overwrite directory '{dest}' with a hard link")))
@@ -362,7 +365,7 @@ impl Transfer {
         let flags = existing.filter(|_| !new).map(|e| self.link_flags(&first.source, e)).unwrap_or_default();
         let item = Item { new, flags, ..self.item(FileKind::File, Update::HardLink) };
         self.tell(state, place, item, None, Some(&first.place));
-        let Some(dir) = dir.filter(|_| !self.options.dry_run) else { return };
+        let Some(dir) = destination.to_change() else { return };
         let first_dir = match first.place.open_dir() {
             Ok(fd) => fd,
             Err(errno) => return cx.report(WalkError::io(first.place.dest_path(), Op::Tool("link"), errno)),
@@ -441,22 +444,8 @@ impl Transfer {
             Ok(first) => first,
             Err(errno) => return self.link_failed(cx, &place, errno),
         };
-        let dir = if self.options.dry_run && place.fresh() {
-            None
-        } else {
-            match place.open_dir() {
-                Ok(dir) => Some(dir),
-                Err(errno) => return cx.report(WalkError::io(place.dest_path(), Op::Tool("link"), errno)),
-            }
-        };
-        let existing = match &dir {
-            Some(dir) if !place.fresh() => match lookup(dir, place.name()) {
-                Ok(existing) => existing,
-                Err(errno) => return cx.report(WalkError::io(place.dest_path(), Op::Stat, errno)),
-            },
-            _ => None,
-        };
-        self.link(cx, state, &place, dir.as_ref(), existing.as_ref(), &first);
+        let Some((destination, existing)) = self.destination(cx, &place, "link") else { return };
+        self.link(cx, state, &place, &destination, existing.as_ref(), &first);
     }
 
     /// `--checksum`: whether the destination file `name` in `dir` has the source's content. Neither

@@ -69,6 +69,7 @@ mod attrs;
 mod chunks;
 mod data;
 mod dest;
+mod destination;
 mod entries;
 mod files;
 pub mod filter;

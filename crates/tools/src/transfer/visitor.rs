@@ -4,6 +4,7 @@
 use super::attrs::{self, Wanted, chmod_nofollow};
 use super::data::Scratch;
 use super::dest::{DestDir, Place, dest_dir_path};
+use super::destination::Destination;
 use super::files::{FileChunk, lossy};
 use super::itemize::{Item, Update};
 use super::links::Placed;
@@ -18,7 +19,7 @@ use canopy_engine::{
 };
 use canopy_util::temp_name::is_temp_name;
 use rustix::fd::AsFd;
-use rustix::fs::{AtFlags, Mode, fsync, mkdirat, unlinkat};
+use rustix::fs::fsync;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -61,8 +62,8 @@ impl Failure {
 enum DirState {
     /// Made in this run (or, in a dry run, would be).
     Made,
-    /// Already there: its metadata.
-    Found(Metadata),
+    /// Already there: its metadata, and the directory holding it.
+    Found(Metadata, Destination),
 }
 
 impl Transfer {
@@ -136,49 +137,27 @@ impl Transfer {
 
     /// Creates (or finds) the destination of a directory; `None` if it cannot be filled.
     fn make_dir(&self, cx: &mut Cx<'_, Self>, state: &mut TransferState, place: &Place) -> Option<DirState> {
-        let made_before = matches!(place, Place::Root { pair, .. } if pair.made);
-        if made_before || (self.options.dry_run && place.fresh()) {
+        if matches!(place, Place::Root { pair, .. } if pair.made) {
             return Some(DirState::Made);
         }
-        let dir = match place.open_dir() {
-            Ok(dir) => dir,
-            // A dry run of a sync into a DEST it would make.
-            Err(Errno::NOENT) if self.options.dry_run => return Some(DirState::Made),
-            Err(errno) => {
-                cx.report(WalkError::io(place.dest_path(), Op::Tool("create"), errno));
-                return None;
-            }
+        let report = |cx: &mut Cx<'_, Self>, errno| {
+            cx.report(WalkError::io(place.dest_path(), Op::Tool("create"), errno));
+            None
+        };
+        let destination = match Destination::open(place, self.options.dry_run) {
+            Ok(destination) => destination,
+            Err(errno) => return report(cx, errno),
         };
         let follow = matches!(place, Place::Root { pair, .. } if pair.follow_dest);
         let name = place.name();
-        let created = if self.options.dry_run {
-            Err(Errno::EXIST)
-        } else {
-            mkdirat(&dir, name, Mode::from_raw_mode(0o700))
-        };
-        let existing = match created {
-            Ok(()) => return Some(DirState::Made),
-            Err(Errno::EXIST) => canopy_engine::sys::stat_at(&dir, name, follow),
-            Err(errno) => Err(errno),
-        };
-        match existing {
-            Ok(found) if found.is_dir() => Some(DirState::Found(found)),
-            Err(Errno::NOENT) if self.options.dry_run => Some(DirState::Made),
-            Ok(_) if self.options.replace_non_directories => {
-                if self.options.dry_run {
-                    return Some(DirState::Made);
-                }
-                let replaced = unlinkat(&dir, name, AtFlags::empty())
-                    .and_then(|()| mkdirat(&dir, name, Mode::from_raw_mode(0o700)));
-                match replaced {
-                    Ok(()) => Some(DirState::Made),
-                    Err(errno) => {
-                        cx.report(WalkError::io(place.dest_path(), Op::Tool("create"), errno));
-                        None
-                    }
-                }
-            }
-            Ok(_) => {
+        match destination.make_dir(name, follow) {
+            Ok(None) => Some(DirState::Made),
+            Ok(Some(found)) if found.is_dir() => Some(DirState::Found(found, destination)),
+            Ok(Some(_)) if self.options.replace_non_directories => match destination.replace_by_dir(name) {
+                Ok(()) => Some(DirState::Made),
+                Err(errno) => report(cx, errno),
+            },
+            Ok(Some(_)) => {
                 let message = format!(
                     "cannot overwrite non-directory '{}' with directory '{}'",
                     lossy(&place.dest_path()),
@@ -187,28 +166,21 @@ impl Transfer {
                 self.report_failure(state, Failure::Message(message));
                 None
             }
-            Err(errno) => {
-                cx.report(WalkError::io(place.dest_path(), Op::Tool("create"), errno));
-                None
-            }
+            Err(errno) => report(cx, errno),
         }
     }
 
     /// An existing destination directory left without write permission for its owner (by an
     /// earlier, completed run) is opened up while it is filled; returns its permissions to put
     /// back. `leave_dir` sets its final mode.
-    fn make_writable(&self, place: &Place, found: &Metadata) -> Option<u32> {
+    fn make_writable(&self, place: &Place, found: &Metadata, destination: &Destination) -> Option<u32> {
         let owner_rwx = 0o700;
-        if self.euid == 0
-            || found.uid != self.euid
-            || found.mode & owner_rwx == owner_rwx
-            || self.options.dry_run
-        {
+        if self.euid == 0 || found.uid != self.euid || found.mode & owner_rwx == owner_rwx {
             return None;
         }
-        let dir = place.open_dir().ok()?;
+        let dir = destination.to_change()?;
         // If this fails, creating entries inside fails and is reported there.
-        chmod_nofollow(&dir, place.name(), found.permissions() | owner_rwx).ok()?;
+        chmod_nofollow(dir, place.name(), found.permissions() | owner_rwx).ok()?;
         Some(found.permissions())
     }
 
@@ -223,11 +195,11 @@ impl Transfer {
         let Some(found) = self.make_dir(cx, state, &place) else { return Action::Prune };
         let (item, fresh, restore_mode) = match found {
             DirState::Made => (Item { new: true, ..self.item(FileKind::Dir, Update::Local) }, true, None),
-            DirState::Found(dest) => {
-                let mut probe = self.probe(state, entry, meta, &place, None);
+            DirState::Found(dest, destination) => {
+                let mut probe = self.probe(state, entry, meta, &place, destination.to_look_at());
                 let flags = self.judge().attr_flags(meta, &dest, &mut probe);
                 let item = Item { flags, ..self.item(FileKind::Dir, Update::Attributes) };
-                (item, false, self.make_writable(&place, &dest))
+                (item, false, self.make_writable(&place, &dest, &destination))
             }
         };
         self.tell(state, &place, item, None, None);
