@@ -10,6 +10,7 @@ use fjall::{Readable, SingleWriterWriteTx};
 use prost::Message;
 
 use super::effects::JobEffects;
+use super::inline::{InlineIndex, InlineMoves};
 use super::mutation::{Mutation, Outcome, PartKey, Refusal, SplitPlan, failure, wrong_partition};
 use super::open_refs::OpenRefs;
 use super::store::{self, IDENTITY_KEY, Store, StoreError, dir_key, entry_key, part_key};
@@ -34,6 +35,7 @@ pub struct Counters {
 pub struct Shared<'a> {
     pub opens: &'a OpenRefs,
     pub touches: &'a Touches,
+    pub inline: &'a InlineIndex,
 }
 
 /// One group commit in the making: the open transaction plus the partition records and directory
@@ -54,6 +56,8 @@ pub struct Batch<'a> {
     pub(super) job: JobEffects,
     /// Inodes deleted in this batch (opens of them fail until the commit).
     pub reaped: Vec<u64>,
+    /// Inline inodes this batch made, moved or moved out (`inline.rs`).
+    pub(super) inline_moves: InlineMoves,
     /// Splits that finished in this batch (waiters are woken after the commit).
     pub splits_finished: usize,
 }
@@ -73,6 +77,7 @@ impl<'a> Batch<'a> {
             shared,
             job: JobEffects::default(),
             reaped: Vec::new(),
+            inline_moves: InlineMoves::new(),
             splits_finished: 0,
         }
     }
@@ -108,7 +113,10 @@ impl<'a> Batch<'a> {
                 self.tx.insert(&self.store.server, key, value.to_le_bytes().to_vec());
             }
         }
+        // Readers find an inline inode through the index: its new place before the commit shows it.
+        self.shared.inline.add(&self.inline_moves);
         self.tx.commit()?;
+        self.shared.inline.settle(&self.inline_moves);
         Ok(candidates)
     }
 
@@ -361,7 +369,13 @@ impl<'a> Batch<'a> {
             if !self.tx.contains_key(&self.store.entries, &key).map_err(|e| internal(e.into()))? {
                 record.entries += 1;
             }
-            let value = EntryRecord { id: entry.id, kind: entry.kind, link_intent: entry.link_intent };
+            // Without an inode: it stays on the server in its id (`inline.rs`).
+            let value = EntryRecord {
+                id: entry.id,
+                kind: entry.kind,
+                link_intent: entry.link_intent,
+                ..EntryRecord::default()
+            };
             self.tx.insert(&self.store.entries, key, value.encode_to_vec());
         }
         if activate {
@@ -401,8 +415,13 @@ impl<'a> Batch<'a> {
         let mut bitmap = stored_bitmap(record.servers.len() as u32, &record.bitmap)?;
         let level = bitmap.level(at.1);
         let mut moved = 0;
-        for (name, _) in store::scan_partition(&self.tx, self.store, at.0, at.1).map_err(internal)? {
+        for (name, record) in store::scan_partition(&self.tx, self.store, at.0, at.1).map_err(internal)? {
             if owns(child, level + 1, name_hash(&name)) {
+                if let Some(inode) = record.inode {
+                    // Its name is on the child's server now; the inode stays here, its home.
+                    self.tx.insert(&self.store.inodes, record.id.to_be_bytes(), inode.encode_to_vec());
+                    self.inline_at(record.id, None);
+                }
                 self.tx.remove(&self.store.entries, entry_key(at.0, at.1, &name));
                 moved += 1;
             }

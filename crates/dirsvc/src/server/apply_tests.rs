@@ -7,7 +7,8 @@ use prost::Message;
 use super::{Batch, Counters, Shared};
 use crate::ids::ROOT_ID;
 use crate::mapping::name_hash;
-use crate::proto::{AttrChange, Attrs, DirMeta, FailureKind, InodeRecord, Kind};
+use crate::proto::{AttrChange, Attrs, DirMeta, EntryRecord, FailureKind, InodeRecord, Kind};
+use crate::server::inline::InlineIndex;
 use crate::server::mutation::{Mutation, Outcome, Refusal};
 use crate::server::open_refs::OpenRefs;
 use crate::server::store::{DumpedItem, Store};
@@ -109,6 +110,13 @@ fn timeless(store: &Store) -> Vec<DumpedItem> {
                 zero(&mut inode.attrs);
                 *value = inode.encode_to_vec();
             }
+            "entries" => {
+                let mut record = EntryRecord::decode(value.as_slice()).unwrap();
+                if let Some(inode) = &mut record.inode {
+                    zero(&mut inode.attrs);
+                }
+                *value = record.encode_to_vec();
+            }
             _ => {}
         }
     }
@@ -118,12 +126,13 @@ fn timeless(store: &Store) -> Vec<DumpedItem> {
 #[test]
 fn one_batch_leaves_the_store_as_one_commit_per_mutation() {
     let (opens, touches) = (OpenRefs::default(), Touches::default());
-    let shared = || Shared { opens: &opens, touches: &touches };
+    let (grouped_inline, single_inline) = (InlineIndex::default(), InlineIndex::default());
 
     let grouped_dir = tempfile::tempdir().unwrap();
     let grouped = Store::open(grouped_dir.path()).unwrap();
     let mut counters = Counters::default();
-    let mut batch = Batch::new(&grouped, 0, &mut counters, shared());
+    let shared = Shared { opens: &opens, touches: &touches, inline: &grouped_inline };
+    let mut batch = Batch::new(&grouped, 0, &mut counters, shared);
     script(&mut |mutation| batch.apply(mutation));
     batch.commit().unwrap();
 
@@ -131,7 +140,8 @@ fn one_batch_leaves_the_store_as_one_commit_per_mutation() {
     let single = Store::open(single_dir.path()).unwrap();
     let mut counters = Counters::default();
     script(&mut |mutation| {
-        let mut batch = Batch::new(&single, 0, &mut counters, shared());
+        let shared = Shared { opens: &opens, touches: &touches, inline: &single_inline };
+        let mut batch = Batch::new(&single, 0, &mut counters, shared);
         let outcome = batch.apply(mutation);
         batch.commit().unwrap();
         outcome
@@ -139,6 +149,9 @@ fn one_batch_leaves_the_store_as_one_commit_per_mutation() {
 
     let state = timeless(&grouped);
     assert!(state.iter().any(|(keyspace, ..)| keyspace == "dirs"), "the root is there");
-    assert!(state.iter().any(|(keyspace, ..)| keyspace == "inodes"), "and file e");
+    let inline = |(keyspace, _, value): &DumpedItem| {
+        keyspace == "entries" && EntryRecord::decode(value.as_slice()).unwrap().inode.is_some()
+    };
+    assert!(state.iter().any(inline), "and file e, inline in its entry");
     assert_eq!(state, timeless(&single));
 }

@@ -32,7 +32,7 @@ impl Batch<'_> {
         }
         apply_change(attrs, change, now);
         record_set_times(change, now, (&mut inode.mtime_set_ns, &mut inode.atime_set_ns));
-        self.put_inode(id, &inode);
+        self.put_inode(id, &inode)?;
         self.object_outcome(id)
     }
 }

@@ -13,8 +13,9 @@ use tokio::time::Instant;
 use tonic::Status;
 
 use super::apply::{check_route, no_partition, stored_bitmap};
+use super::inline::InlineIndex;
 use super::mutation::{Mutation, Outcome, PartKey, Refusal};
-use super::objects::read_object;
+use super::objects::{named_object, read_dir_object};
 use super::open_refs::OpenRefs;
 use super::store::{self, Store};
 use super::touches::{Touches, relatime_due};
@@ -24,10 +25,11 @@ use crate::client::Client;
 use crate::ids::{home_server, now_ns};
 use crate::mapping::Bitmap;
 use crate::proto::{
-    Ack, CreateDirRequest, CreateRequest, DirMetaReply, DirRequest, Entry, EntryReply, Failure, FailureKind,
-    FenceLinkRequest, InitPartitionsRequest, InstallSplitRequest, Kind, LookupRequest, MergeBitmapRequest,
-    PartitionRef, PartitionStat, PartitionStatsReply, PingReply, ReadPartitionReply, ReadPartitionRequest,
-    RenameRequest, SealRequest, Touch, TouchKind, UnlinkRequest, UsageReply, UsageRequest,
+    Ack, Attrs, CreateDirRequest, CreateRequest, DirMetaReply, DirRequest, Entry, EntryReply, Failure,
+    FailureKind, FenceLinkRequest, InitPartitionsRequest, InodeRecord, InstallSplitRequest, Kind,
+    LookupRequest, MergeBitmapRequest, PartitionRef, PartitionStat, PartitionStatsReply, PingReply,
+    ReadPartitionReply, ReadPartitionRequest, RenameRequest, SealRequest, Touch, TouchKind, UnlinkRequest,
+    UsageReply, UsageRequest,
 };
 
 pub struct Core {
@@ -43,6 +45,8 @@ pub struct Core {
     pub store_dir: PathBuf,
     pub opens: Arc<OpenRefs>,
     pub touches: Arc<Touches>,
+    /// Where inodes inline in their entries are (`inline.rs`).
+    pub inline: Arc<InlineIndex>,
     /// This server as a client of the cluster (settling link intents routes like a client); set
     /// once the server is on the network.
     pub client: OnceLock<Arc<Client>>,
@@ -60,6 +64,7 @@ pub struct CoreParts {
     pub store_dir: PathBuf,
     pub opens: Arc<OpenRefs>,
     pub touches: Arc<Touches>,
+    pub inline: Arc<InlineIndex>,
 }
 
 impl Core {
@@ -75,6 +80,7 @@ impl Core {
             store_dir: parts.store_dir,
             opens: parts.opens,
             touches: parts.touches,
+            inline: parts.inline,
             client: OnceLock::new(),
         }
     }
@@ -220,7 +226,8 @@ impl Core {
                                 kind: record.kind,
                                 ..Entry::default()
                             };
-                            EntryReply { entry: Some(self.joined(&snapshot, named)?), failure: None }
+                            let entry = self.joined(&snapshot, named, record.inode)?;
+                            EntryReply { entry: Some(entry), failure: None }
                         }
                         None => EntryReply {
                             entry: None,
@@ -260,19 +267,30 @@ impl Core {
         }
         let (entries, more) = store::list_entries(&snapshot, &self.store, at.0, at.1, &request.after, limit)
             .map_err(internal)?;
-        let entries = entries.into_iter().map(|e| self.joined(&snapshot, e)).collect::<Result<_, _>>()?;
+        let entries = entries
+            .into_iter()
+            .map(|(e, inline)| self.joined(&snapshot, e, inline))
+            .collect::<Result<_, _>>()?;
         // A listing starts at partition 0, on the directory's own server: its access time (relatime).
         if at.1 == 0 && request.after.is_empty() {
-            self.accessed(&snapshot, at.0).map_err(internal)?;
+            let dir = read_dir_object(&snapshot, &self.store, &self.touches, at.0).map_err(internal)?;
+            self.accessed(at.0, dir.and_then(|dir| dir.attrs));
         }
         Ok(ReadPartitionReply { entries, more, bitmap: bitmap.as_bytes().to_vec(), failure: None })
     }
 
-    /// An entry with its object's attributes (and a symlink's target) when this server holds them.
-    fn joined(&self, view: &impl fjall::Readable, mut entry: Entry) -> Result<Entry, Status> {
+    /// An entry with its object's attributes (and a symlink's target) when this server holds them
+    /// (`inline`: the inode the entry's record holds).
+    fn joined(
+        &self,
+        view: &impl fjall::Readable,
+        mut entry: Entry,
+        inline: Option<InodeRecord>,
+    ) -> Result<Entry, Status> {
         entry.link_intent = 0;
         if home_server(entry.id) == self.index
-            && let Some(object) = read_object(view, &self.store, &self.touches, entry.id).map_err(internal)?
+            && let Some(object) =
+                named_object(view, &self.store, &self.touches, entry.id, inline).map_err(internal)?
         {
             entry.attrs = object.attrs;
             entry.target = object.target;
@@ -280,16 +298,13 @@ impl Core {
         Ok(entry)
     }
 
-    /// Object `id` was read now: moves its access time when relatime says so.
-    pub(super) fn accessed(&self, view: &impl fjall::Readable, id: u64) -> store::StoreResult<()> {
-        let Some(object) = read_object(view, &self.store, &self.touches, id)? else {
-            return Ok(());
-        };
+    /// Object `id`, whose attributes are `attrs`, was read now: moves its access time when
+    /// relatime says so.
+    pub(super) fn accessed(&self, id: u64, attrs: Option<Attrs>) {
         let now = now_ns();
-        if object.attrs.is_some_and(|attrs| relatime_due(&attrs, now)) {
+        if attrs.is_some_and(|attrs| relatime_due(&attrs, now)) {
             self.touched(&[Touch { id, kind: TouchKind::TouchAccess as i32, time_ns: now }]);
         }
-        Ok(())
     }
 
     /// Records touches of this server's objects; the writer folds them in.

@@ -26,7 +26,7 @@ use super::store::{self, applied_key, intent_key, outbox_key};
 use super::touches::{touch_dir, touch_inode};
 use crate::ids::home_server;
 use crate::proto::effect::Change;
-use crate::proto::{Effect, Touch, TouchKind};
+use crate::proto::{Effect, InodeRecord, Touch, TouchKind};
 
 /// The effects and touches one mutation sent to other servers: its answer waits for them.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -87,7 +87,7 @@ impl Batch<'_> {
             self.put_dir(&meta);
         } else if let Some(mut inode) = self.inode(id)? {
             touch_inode(&mut inode, kind, time);
-            self.put_inode(id, &inode);
+            self.put_inode(id, &inode)?;
         }
         Ok(())
     }
@@ -162,22 +162,42 @@ impl Batch<'_> {
         if attrs.nlink == 0 {
             return self.remove_unless_open(id, &inode);
         }
-        self.put_inode(id, &inode);
-        Ok(())
+        self.put_inode(id, &inode)
+    }
+
+    /// The only name of inline inode `inode` went, its entry with it (the caller removed or
+    /// replaced the entry): the inode goes too — unless a mount has it open, then it moves out
+    /// with a link count of 0 and stays until closed, as `drop_name` keeps one. (A count still
+    /// above 0, which only a repair can set, moves out too, for fsck to settle.)
+    pub(super) fn inline_name_gone(
+        &mut self,
+        id: u64,
+        mut inode: InodeRecord,
+        time: i64,
+    ) -> Result<(), Refusal> {
+        self.inline_at(id, None);
+        let attrs = inode.attrs.get_or_insert_default();
+        attrs.nlink = attrs.nlink.saturating_sub(1);
+        attrs.ctime_ns = attrs.ctime_ns.max(time);
+        if attrs.nlink > 0 || !self.shared.opens.reap_unless_open(id) {
+            self.tx.insert(&self.store.inodes, id.to_be_bytes(), inode.encode_to_vec());
+            return Ok(());
+        }
+        self.reap_data(id)
     }
 
     /// Removes an inode without names and its data, unless a mount has it open.
-    pub(super) fn remove_unless_open(
-        &mut self,
-        id: u64,
-        inode: &crate::proto::InodeRecord,
-    ) -> Result<(), Refusal> {
+    pub(super) fn remove_unless_open(&mut self, id: u64, inode: &InodeRecord) -> Result<(), Refusal> {
         if !self.shared.opens.reap_unless_open(id) {
-            self.put_inode(id, inode);
-            return Ok(());
+            return self.put_inode(id, inode);
         }
+        self.delete_inode(id)?;
+        self.reap_data(id)
+    }
+
+    /// The data of an inode deleted in this batch.
+    fn reap_data(&mut self, id: u64) -> Result<(), Refusal> {
         self.reaped.push(id);
-        self.tx.remove(&self.store.inodes, id.to_be_bytes());
         truncate(self, id, 0).map_err(internal)
     }
 }

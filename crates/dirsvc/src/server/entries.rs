@@ -10,6 +10,7 @@ use prost::Message;
 
 use super::apply::{Batch, check_replace, check_route, internal, not_found, shown};
 use super::mutation::{Outcome, PartKey, Refusal, failure};
+use super::objects::inode_object;
 use super::store::{self, entry_key, fence_key};
 use crate::ids::now_ns;
 use crate::proto::effect::Change;
@@ -48,25 +49,31 @@ impl Batch<'_> {
             self.check_not_fenced(new.id, new.link_intent)?;
         }
         let now = now_ns();
+        let key = entry_key(at.0, at.1, name);
         let (id, entry) = if new.id == 0 {
             let id = self.allocate_id();
-            let inode = new_inode(new.attrs, new.target, now);
-            self.put_inode(id, &inode);
             if new.open_session != 0 {
                 // A fresh id cannot be in the middle of a deletion.
                 self.shared.opens.open(id, new.open_session);
             }
-            (id, EntryRecord { id, kind: kind as i32, link_intent: 0 })
+            // One name, here: the inode lives in its entry (`inline.rs`).
+            let inode = new_inode(new.attrs, new.target, now);
+            (id, EntryRecord { id, kind: kind as i32, link_intent: 0, inode: Some(inode) })
         } else {
-            (new.id, EntryRecord { id: new.id, kind: kind as i32, link_intent: new.link_intent })
+            let link_intent = new.link_intent;
+            (new.id, EntryRecord { id: new.id, kind: kind as i32, link_intent, inode: None })
         };
-        if let Some(victim) = &existing
+        let is_new = existing.is_none();
+        if let Some(victim) = existing
             && victim.id != id
         {
             self.name_gone(at.0, victim, now)?;
         }
-        self.tx.insert(&self.store.entries, entry_key(at.0, at.1, name), entry.encode_to_vec());
-        if existing.is_none() {
+        if entry.inode.is_some() {
+            self.inline_at(id, Some(key.clone()));
+        }
+        self.tx.insert(&self.store.entries, key, entry.encode_to_vec());
+        if is_new {
             record.entries += 1;
             self.put_partition(at, Some(record));
         }
@@ -109,7 +116,7 @@ impl Batch<'_> {
         self.tx.remove(&self.store.entries, entry_key(at.0, at.1, name));
         record.entries = record.entries.saturating_sub(1);
         self.put_partition(at, Some(record));
-        self.name_gone(at.0, &existing, now)?;
+        self.name_gone(at.0, existing, now)?;
         self.touch(at.0, TouchKind::TouchContents, now)?;
         Ok(outcome)
     }
@@ -135,13 +142,19 @@ impl Batch<'_> {
         let existing = self.entry(to, to_name)?;
         check_replace(existing.as_ref(), replace_id, to_name)?;
         let now = now_ns();
-        if let Some(victim) = &existing {
+        let moved_to = existing.is_none();
+        if let Some(victim) = existing {
             self.name_gone(to.0, victim, now)?;
         }
+        let to_key = entry_key(to.0, to.1, to_name);
+        if moving.inode.is_some() {
+            // Still its only name, still on this server: the inode moves with it.
+            self.inline_at(moving.id, Some(to_key.clone()));
+        }
         self.tx.remove(&self.store.entries, entry_key(from.0, from.1, from_name));
-        self.tx.insert(&self.store.entries, entry_key(to.0, to.1, to_name), moving.encode_to_vec());
+        self.tx.insert(&self.store.entries, to_key, moving.encode_to_vec());
         self.adjust_count(from, -1)?;
-        if existing.is_none() {
+        if moved_to {
             self.adjust_count(to, 1)?;
         }
         if kind_of(&moving) == Kind::Directory && from.0 != to.0 {
@@ -153,7 +166,9 @@ impl Batch<'_> {
         if to.0 != from.0 {
             self.touch(to.0, TouchKind::TouchContents, now)?;
         }
-        self.entry_outcome(to_name, &moving)
+        // An inline inode's new ctime is in the entry just written.
+        let moved = if moving.inode.is_some() { self.entry(to, to_name)?.unwrap_or(moving) } else { moving };
+        self.entry_outcome(to_name, &moved)
     }
 
     /// Whether link intent `intent` of inode `id` made the entry at (`at`, `name`); if it did not,
@@ -199,10 +214,13 @@ impl Batch<'_> {
         }
     }
 
-    /// A name in `dir` went away: a file has one name less, a directory is no longer counted.
-    fn name_gone(&mut self, dir: u64, entry: &EntryRecord, now: i64) -> Result<(), Refusal> {
-        if kind_of(entry) == Kind::Directory {
+    /// A name in `dir` went away: a file has one name less (an inline inode had only that one),
+    /// a directory is no longer counted.
+    fn name_gone(&mut self, dir: u64, entry: EntryRecord, now: i64) -> Result<(), Refusal> {
+        if kind_of(&entry) == Kind::Directory {
             self.subdirs(dir, -1)
+        } else if let Some(inode) = entry.inode {
+            self.inline_name_gone(entry.id, inode, now)
         } else {
             self.effect(entry.id, Change::Unlinked(Unlinked { id: entry.id, time_ns: now }))
         }
@@ -214,7 +232,9 @@ impl Batch<'_> {
 
     /// The answer to a change of `name`: the entry, with its object's attributes when they are here.
     fn entry_outcome(&mut self, name: &[u8], record: &EntryRecord) -> Result<Outcome, Refusal> {
-        let object = if kind_of(record) == Kind::Directory {
+        let object = if let Some(inode) = &record.inode {
+            Some(inode_object(record.id, inode.clone(), self.shared.touches))
+        } else if kind_of(record) == Kind::Directory {
             self.local_object(record.id)?
         } else {
             self.local_inode_object(record.id)?

@@ -8,6 +8,7 @@ mod data;
 mod deliver;
 mod effects;
 mod entries;
+mod inline;
 mod log;
 mod mutation;
 mod object_rpcs;
@@ -33,6 +34,7 @@ use tonic::transport::server::TcpIncoming;
 
 use self::core::{Core, CoreParts};
 use self::deliver::Outbound;
+use self::inline::InlineIndex;
 use self::open_refs::OpenRefs;
 use self::split::Splitter;
 use self::store::Store;
@@ -239,9 +241,12 @@ pub fn open_core(store_dir: &Path, index: u32, servers: u32) -> Result<Opened> {
     let runtime = tokio::runtime::Handle::try_current()
         .map_err(|_| Error::io("a server needs a tokio runtime to run in"))?;
     let outbound = Arc::new(Outbound::new(index, servers, EFFECT_WAIT));
+    let inline = InlineIndex::load(&store)
+        .map_err(|e| Error::io(format!("indexing the inodes inline in entries: {e}")))?;
     let shared = WriterShared {
         opens: Arc::new(OpenRefs::default()),
         touches: Arc::new(Touches::default()),
+        inline: Arc::new(inline),
         outbound: Arc::clone(&outbound),
         runtime,
     };
@@ -255,6 +260,7 @@ pub fn open_core(store_dir: &Path, index: u32, servers: u32) -> Result<Opened> {
         store_dir: store_dir.to_path_buf(),
         opens: shared.opens,
         touches: shared.touches,
+        inline: shared.inline,
     };
     Ok(Opened { core: Core::new(index, servers, parts), candidates, interrupted, outbound })
 }

@@ -6,8 +6,9 @@ use std::sync::Arc;
 use tonic::Status;
 
 use super::core::{Core, Handled, ack, failure_of, internal};
+use super::inline::read_inode;
 use super::mutation::{Mutation, Outcome};
-use super::objects::read_object;
+use super::objects::{inode_object, read_object};
 use super::repair::scan;
 use super::resolver;
 use super::validate;
@@ -33,8 +34,7 @@ impl Core {
             if session != 0 && !self.opens.open(id, session) {
                 continue;
             }
-            let snapshot = self.store.snapshot();
-            let object = read_object(&snapshot, &self.store, &self.touches, id).map_err(internal)?;
+            let object = read_object(&self.store, &self.touches, &self.inline, id).map_err(internal)?;
             match object {
                 Some(object) => objects.push(object),
                 None if session != 0 => {
@@ -113,17 +113,17 @@ impl Core {
 
     pub async fn read_data(&self, request: ReadDataRequest) -> Result<ReadDataReply, Status> {
         validate::data_range(request.file, request.offset, u64::from(request.length))?;
-        let snapshot = self.store.snapshot();
-        let Some(inode) = super::store::get_inode(&snapshot, &self.store, request.file).map_err(internal)?
-        else {
+        let (snapshot, inode) = read_inode(&self.store, &self.inline, request.file).map_err(internal)?;
+        let Some(inode) = inode else {
             let failure = failure_of(FailureKind::NotFound, format!("no file with id {:#x}", request.file));
             return Ok(ReadDataReply { data: Vec::new(), failure: Some(failure) });
         };
-        let size = inode.attrs.map_or(0, |a| a.size);
+        let attrs = inode_object(request.file, inode, &self.touches).attrs;
+        let size = attrs.map_or(0, |a| a.size);
         let (offset, length) = (request.offset, u64::from(request.length));
         let data = super::data::read(&snapshot, &self.store, request.file, offset, length, size)
             .map_err(internal)?;
-        self.accessed(&snapshot, request.file).map_err(internal)?;
+        self.accessed(request.file, attrs);
         Ok(ReadDataReply { data, failure: None })
     }
 

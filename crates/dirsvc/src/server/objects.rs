@@ -13,6 +13,7 @@ use fjall::Readable;
 use prost::Message;
 
 use super::apply::{Batch, internal};
+use super::inline::{InlineIndex, read_inode};
 use super::mutation::{Outcome, Refusal, failure};
 use super::store::{self, Store, StoreResult, intent_key};
 use super::touches::Touches;
@@ -23,12 +24,36 @@ use crate::proto::{DirMeta, FailureKind, InodeRecord, Kind, LinkIntent, Object};
 pub const LINK_MAX: u32 = 65_000;
 
 impl Batch<'_> {
+    /// Inode `id`, inline in its entry or moved out (`inline.rs`).
     pub(super) fn inode(&mut self, id: u64) -> Result<Option<InodeRecord>, Refusal> {
+        if let Some((_, record)) = self.inline_entry(id)? {
+            return Ok(record.inode);
+        }
         store::get_inode(&self.tx, self.store, id).map_err(internal)
     }
 
-    pub(super) fn put_inode(&mut self, id: u64, inode: &InodeRecord) {
-        self.tx.insert(&self.store.inodes, id.to_be_bytes(), inode.encode_to_vec());
+    /// Stores inode `id` where it is: in its entry while inline, else in the `inodes` keyspace.
+    pub(super) fn put_inode(&mut self, id: u64, inode: &InodeRecord) -> Result<(), Refusal> {
+        if let Some((key, mut record)) = self.inline_entry(id)? {
+            record.inode = Some(inode.clone());
+            self.tx.insert(&self.store.entries, key, record.encode_to_vec());
+        } else {
+            self.tx.insert(&self.store.inodes, id.to_be_bytes(), inode.encode_to_vec());
+        }
+        Ok(())
+    }
+
+    /// Deletes inode `id` (its data is the caller's): from the `inodes` keyspace, or from the entry
+    /// a split left behind here while the inode was still inline in it.
+    pub(super) fn delete_inode(&mut self, id: u64) -> Result<(), Refusal> {
+        if let Some((key, mut record)) = self.inline_entry(id)? {
+            record.inode = None;
+            self.tx.insert(&self.store.entries, key, record.encode_to_vec());
+            self.inline_at(id, None);
+        } else {
+            self.tx.remove(&self.store.inodes, id.to_be_bytes());
+        }
+        Ok(())
     }
 
     /// Object `id` as a reader sees it, when this server holds it.
@@ -73,7 +98,7 @@ impl Batch<'_> {
         attrs.mtime_ns = now;
         attrs.ctime_ns = now;
         inode.mtime_set_ns = 0;
-        self.put_inode(file, &inode);
+        self.put_inode(file, &inode)?;
         self.object_outcome(file)
     }
 
@@ -98,7 +123,9 @@ impl Batch<'_> {
         let intent = self.allocate_intent();
         let record = LinkIntent { dir, name: name.to_vec(), created_ns: now };
         self.tx.insert(&self.store.pending, intent_key(id, intent), record.encode_to_vec());
-        self.put_inode(id, &inode);
+        // Two names: the inode leaves its entry for good (`inline.rs`).
+        self.move_out(id)?;
+        self.put_inode(id, &inode)?;
         let Outcome::Object(object) = self.object_outcome(id)? else {
             unreachable!("object_outcome answers an object");
         };
@@ -128,16 +155,45 @@ impl Batch<'_> {
     }
 }
 
-/// Object `id` from `view` with pending touches: a directory (link count 2 + subdirectories) or an
-/// inode; `None` when this server does not hold it.
+/// Object `id` now, with pending touches: a directory (link count 2 + subdirectories) or an inode;
+/// `None` when this server does not hold it.
 pub fn read_object(
+    store: &Store,
+    touches: &Touches,
+    inline: &InlineIndex,
+    id: u64,
+) -> StoreResult<Option<Object>> {
+    if let Some(meta) = store::get_dir(&store.snapshot(), store, id)? {
+        return Ok(Some(dir_object(meta, touches)));
+    }
+    let (_, inode) = read_inode(store, inline, id)?;
+    Ok(inode.map(|inode| inode_object(id, inode, touches)))
+}
+
+/// Directory `id` from `view`, with pending touches.
+pub fn read_dir_object(
     view: &impl Readable,
     store: &Store,
     touches: &Touches,
     id: u64,
 ) -> StoreResult<Option<Object>> {
-    if let Some(meta) = store::get_dir(view, store, id)? {
-        return Ok(Some(dir_object(meta, touches)));
+    Ok(store::get_dir(view, store, id)?.map(|meta| dir_object(meta, touches)))
+}
+
+/// The object an entry names, from `view` with pending touches, when this server holds it: a
+/// directory, an inode inline in the entry, or a moved-out inode.
+pub fn named_object(
+    view: &impl Readable,
+    store: &Store,
+    touches: &Touches,
+    id: u64,
+    inline: Option<InodeRecord>,
+) -> StoreResult<Option<Object>> {
+    if let Some(inode) = inline {
+        return Ok(Some(inode_object(id, inode, touches)));
+    }
+    if let Some(dir) = read_dir_object(view, store, touches, id)? {
+        return Ok(Some(dir));
     }
     Ok(store::get_inode(view, store, id)?.map(|inode| inode_object(id, inode, touches)))
 }
@@ -147,7 +203,7 @@ fn dir_object(mut meta: DirMeta, touches: &Touches) -> Object {
     Object { id: meta.id, attrs: meta.attrs, target: Vec::new() }
 }
 
-fn inode_object(id: u64, mut inode: InodeRecord, touches: &Touches) -> Object {
+pub(super) fn inode_object(id: u64, mut inode: InodeRecord, touches: &Touches) -> Object {
     touches.overlay_inode(id, &mut inode);
     Object { id, attrs: inode.attrs, target: inode.target }
 }

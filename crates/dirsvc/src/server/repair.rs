@@ -21,11 +21,14 @@ impl Batch<'_> {
         match action {
             Action::LinkCount(set) => {
                 let mut inode = self.unchanged_inode(set.id, |inode| nlink(inode) == set.from)?;
+                if set.to == 0 && self.inline_entry(set.id)?.is_some() {
+                    return Err(changed("the file has a name: the entry holding its inode"));
+                }
                 inode.attrs.get_or_insert_default().nlink = set.to;
                 if set.to == 0 {
                     return self.remove_unless_open(set.id, &inode).map(|()| Outcome::Done);
                 }
-                self.put_inode(set.id, &inode);
+                self.put_inode(set.id, &inode)?;
             }
             Action::RemoveData(id) => {
                 if self.inode(id)?.is_some() {
@@ -53,8 +56,11 @@ impl Batch<'_> {
                     .map(|bytes| store::decode("entry", &bytes))
                     .transpose()
                     .map_err(internal)?;
-                if current.is_none_or(|c| c.id != entry.id) {
+                if current.as_ref().is_none_or(|c| c.id != entry.id) {
                     return Err(changed("the entry changed"));
+                }
+                if current.is_some_and(|c| c.inode.is_some()) {
+                    return Err(changed("the entry holds its file's inode"));
                 }
                 self.tx.remove(&self.store.entries, key);
                 self.adjust_count(at, -1)?;
@@ -84,6 +90,11 @@ impl Batch<'_> {
 
 fn nlink(inode: &InodeRecord) -> u32 {
     inode.attrs.map_or(0, |a| a.nlink)
+}
+
+fn scanned_inode(id: u64, inode: &InodeRecord, opens: &OpenRefs) -> ScannedInode {
+    let attrs = inode.attrs.unwrap_or_default();
+    ScannedInode { id, kind: attrs.kind, nlink: attrs.nlink, open: opens.is_open(id) }
 }
 
 fn changed(why: &str) -> Refusal {
@@ -128,18 +139,16 @@ pub fn scan(
             ScanTable::ScanInodes => {
                 let id = u64::from_be_bytes(key[..8].try_into().expect("8-byte key"));
                 let inode: InodeRecord = store::decode("inode", &value)?;
-                let attrs = inode.attrs.unwrap_or_default();
-                reply.inodes.push(ScannedInode {
-                    id,
-                    kind: attrs.kind,
-                    nlink: attrs.nlink,
-                    open: opens.is_open(id),
-                });
+                reply.inodes.push(scanned_inode(id, &inode, opens));
             }
             ScanTable::ScanEntries => {
                 let dir = u64::from_be_bytes(key[..8].try_into().expect("entry key"));
                 let partition = u32::from_be_bytes(key[8..12].try_into().expect("entry key"));
                 let record: EntryRecord = store::decode("entry", &value)?;
+                if let Some(inode) = &record.inode {
+                    // An inode inline in its entry (`inline.rs`) is checked as any other.
+                    reply.inodes.push(scanned_inode(record.id, inode, opens));
+                }
                 reply.entries.push(ScannedEntry {
                     dir,
                     partition,

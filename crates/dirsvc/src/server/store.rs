@@ -3,8 +3,9 @@
 //!
 //! - `dirs`:    dir id (8 bytes BE)                      -> DirMeta
 //! - `parts`:   dir id ‖ partition (4 bytes BE)          -> PartitionRecord
-//! - `entries`: dir id ‖ partition ‖ name bytes          -> EntryRecord
-//! - `inodes`:  inode id                                 -> InodeRecord
+//! - `entries`: dir id ‖ partition ‖ name bytes          -> EntryRecord (with the inode of a file
+//!   it is the only name of: `inline.rs`)
+//! - `inodes`:  inode id                                 -> InodeRecord of a file not inline in an entry
 //! - `pending`: what is in flight between servers, by a one-byte tag:
 //!   `i` ‖ inode id ‖ intent number (8 bytes BE)         -> LinkIntent
 //!   `f` ‖ inode id ‖ intent number                      -> empty: a link intent that must not be made
@@ -228,8 +229,11 @@ pub fn get_number(view: &impl Readable, store: &Store, key: &[u8]) -> StoreResul
     }))
 }
 
-/// Entries of one partition with names strictly after `after`, in name order; at most `limit`.
-/// Returns the page and whether more follow.
+/// A listed entry and the inode its record holds, if it does (`inline.rs`).
+pub type ListedEntry = (Entry, Option<InodeRecord>);
+
+/// Entries of one partition with names strictly after `after`, in name order; at most `limit`;
+/// each with the inode its record holds, if it does. Returns the page and whether more follow.
 pub fn list_entries(
     view: &impl Readable,
     store: &Store,
@@ -237,7 +241,7 @@ pub fn list_entries(
     partition: u32,
     after: &[u8],
     limit: usize,
-) -> StoreResult<(Vec<Entry>, bool)> {
+) -> StoreResult<(Vec<ListedEntry>, bool)> {
     let prefix = part_key(dir, partition);
     let start = if after.is_empty() {
         Bound::Included(prefix.to_vec())
@@ -256,13 +260,14 @@ pub fn list_entries(
             break;
         }
         let record: EntryRecord = decode("entry", &value)?;
-        entries.push(Entry {
+        let entry = Entry {
             name: key[prefix.len()..].to_vec(),
             id: record.id,
             kind: record.kind,
             link_intent: record.link_intent,
             ..Entry::default()
-        });
+        };
+        entries.push((entry, record.inode));
     }
     Ok((entries, more))
 }

@@ -22,6 +22,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 use super::apply::{Batch, Counters, Shared};
 use super::deliver::Outbound;
 use super::effects::JobEffects;
+use super::inline::InlineIndex;
 use super::mutation::{Mutation, Outcome, PartKey, Refusal};
 use super::open_refs::OpenRefs;
 use super::store::{self, Store};
@@ -53,6 +54,7 @@ pub struct WriterEvents {
 pub struct WriterShared {
     pub opens: Arc<OpenRefs>,
     pub touches: Arc<Touches>,
+    pub inline: Arc<InlineIndex>,
     pub outbound: Arc<Outbound>,
     /// Where answers that wait for other servers are sent from.
     pub runtime: tokio::runtime::Handle,
@@ -137,7 +139,7 @@ fn run(
             }
         }
         expected = jobs.len().min(MAX_BATCH);
-        let batch_shared = Shared { opens: &shared.opens, touches: &shared.touches };
+        let batch_shared = Shared { opens: &shared.opens, touches: &shared.touches, inline: &shared.inline };
         let mut batch = Batch::new(store, index, &mut counters, batch_shared);
         let folded = shared.touches.snapshot();
         let fold = batch.fold(&folded);
