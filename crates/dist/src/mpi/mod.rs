@@ -1,6 +1,7 @@
 //! The MPI side of [`crate::Cluster`]: initialisation, topology, collectives, output forwarding,
 //! and the walk loops ([`steal`] for DRQS/DEQS/PA-DRQS/H-DRQS, [`central`] for CP).
 
+mod balance;
 mod central;
 mod comm;
 mod forward;
