@@ -13,7 +13,9 @@ pub enum SchedKind {
     /// remote ranks first.
     PaDrqs,
     /// Hybrid: one rank per node with many threads sharing work; the rank's communication thread
-    /// asks other ranks (proximity-aware) only when the whole node is idle. The default.
+    /// asks other ranks (its node's first, in its own random order) as soon as workers are idle
+    /// with nothing queued, and balances load with the export policy, a capped back-off and the
+    /// pool governor (`mpi/balance.rs`). The default.
     #[default]
     HDrqs,
     /// The centralised master/worker baseline: rank 0 holds the queue, workers ask it for one
@@ -37,11 +39,6 @@ impl SchedKind {
     /// Whether each rank runs the seed's single-threaded process (unless threads are given).
     pub fn single_threaded_ranks(self) -> bool {
         !matches!(self, SchedKind::HDrqs)
-    }
-
-    /// Whether victims are asked in proximity order rather than at random.
-    pub fn proximity_aware(self) -> bool {
-        matches!(self, SchedKind::PaDrqs | SchedKind::HDrqs)
     }
 }
 

@@ -22,6 +22,9 @@ pub struct RankStats {
     pub bytes_to: Vec<u64>,
     pub work_requests_sent: u64,
     pub work_requests_fruitful: u64,
+    /// Batches of work sent unasked to peers refused earlier (H-DRQS).
+    #[serde(default)]
+    pub work_offers_sent: u64,
     pub tasks_exported: u64,
     pub tasks_imported: u64,
     /// Wall time with no local work.

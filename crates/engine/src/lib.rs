@@ -62,5 +62,5 @@ pub use node::{DirFd, DirNode, Import, StartPoint, below_start};
 pub use options::{Follow, ProgressFn, WalkOptions, WalkProgress};
 pub use rustix::io::Errno;
 pub use sched::{SplitMode, ThreadPolicy};
-pub use session::{Driver, Session, WalkOutcome, WalkStats, walk};
+pub use session::{Driver, PoolSample, Session, WalkOutcome, WalkStats, walk};
 pub use visitor::{Action, DistributedVisitor, Visitor};

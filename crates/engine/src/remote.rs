@@ -66,10 +66,20 @@ impl<V: DistributedVisitor> Driver<'_, '_, '_, V> {
     /// Takes queued work for another process: a share split as the session's split mode says, or
     /// everything queued (`all`, the centralised scheduler's way).
     pub fn export(&self, rng: &mut fastrand::Rng, all: bool) -> Vec<RemoteTask<V::Job, V::DirData>> {
+        self.to_remote(self.shared.sched.steal_for_remote(rng, all))
+    }
+
+    /// Takes up to `count` of the oldest queued tasks (the biggest subtrees) for another process.
+    pub fn export_oldest(&self, count: usize) -> Vec<RemoteTask<V::Job, V::DirData>> {
+        self.to_remote(self.shared.sched.take_oldest(count))
+    }
+
+    /// The tasks that can leave this process, as data; the others are queued again.
+    fn to_remote(&self, tasks: Vec<Task<V>>) -> Vec<RemoteTask<V::Job, V::DirData>> {
         let shared = self.shared;
         let mut exported = Vec::new();
         let mut stay = Vec::new();
-        for task in shared.sched.steal_for_remote(rng, all) {
+        for task in tasks {
             match shared.task_to_remote(task) {
                 Ok(remote) => exported.push(remote),
                 Err(task) => stay.push(task),

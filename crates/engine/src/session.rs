@@ -80,6 +80,15 @@ pub struct WalkStats {
     pub elapsed_secs: f64,
 }
 
+/// What the pool looked like at a [`Driver::tick_with`].
+#[derive(Clone, Copy, Debug)]
+pub struct PoolSample {
+    /// Mean latency of the metadata calls made since the last sample (`None` if none finished).
+    pub latency: Option<Duration>,
+    /// Workers the thread policy wants.
+    pub wanted: usize,
+}
+
 /// One walk, local or one rank's part of a distributed one.
 pub struct Session<'a, V: Visitor> {
     pub(crate) shared: Shared<'a, V>,
@@ -263,6 +272,12 @@ impl<'scope, 'env, 'a, V: Visitor> Driver<'scope, 'env, 'a, V> {
     /// Grows the pool if the workers wait on the file system with work queued, and reports
     /// progress. Call every [`SAMPLE_INTERVAL`] or so.
     pub fn tick(&self) {
+        self.tick_with(|sample| sample.wanted);
+    }
+
+    /// [`Driver::tick`], with the pool size to grow to decided by `limit` from the sample and
+    /// what the thread policy wants (a transport's own limit, such as what the node's mount serves).
+    pub fn tick_with(&self, limit: impl FnOnce(&PoolSample) -> usize) {
         let sched = &self.shared.sched;
         let (ns, calls) = (
             self.shared.sum(|c| &c.readdir_ns)
@@ -271,11 +286,44 @@ impl<'scope, 'env, 'a, V: Visitor> Driver<'scope, 'env, 'a, V> {
             self.shared.sum(|c| &c.io_calls),
         );
         let latency = self.sampler.borrow_mut().sample(ns, calls);
-        let target = self.policy.target(sched.workers(), sched.idle_workers(), sched.queued(), latency);
-        while sched.workers() < target && self.spawn_worker() {}
+        let wanted = self.policy.target(sched.workers(), sched.idle_workers(), sched.queued(), latency);
+        self.grow_to(limit(&PoolSample { latency, wanted }));
         if let Some(progress) = &self.shared.options.progress {
             progress(&self.shared.progress(self.started));
         }
+    }
+
+    /// Starts workers up to `workers` in all, within the thread policy's maximum.
+    pub fn grow_to(&self, workers: usize) {
+        let sched = &self.shared.sched;
+        while sched.workers() < workers.min(self.policy.max()) && self.spawn_worker() {}
+    }
+
+    /// Workers started.
+    pub fn workers(&self) -> usize {
+        self.shared.sched.workers()
+    }
+
+    /// Workers that may take tasks ([`Driver::set_active`]).
+    pub fn active_workers(&self) -> usize {
+        self.shared.sched.active_workers()
+    }
+
+    /// Lets only `workers` of the started workers take tasks; the rest stay parked.
+    pub fn set_active(&self, workers: usize) {
+        self.shared.sched.set_active(workers);
+    }
+
+    /// Tasks running now (pending and not queued).
+    pub fn running(&self) -> usize {
+        let sched = &self.shared.sched;
+        sched.pending().saturating_sub(sched.queued())
+    }
+
+    /// Leaves the oldest `tasks` queued tasks for [`Driver::export_oldest`]: idle workers do not
+    /// take them. The transport must export or release them ([`Driver::set_reserve`] lower).
+    pub fn set_reserve(&self, tasks: usize) {
+        self.shared.sched.set_reserve(tasks);
     }
 
     /// Sleeps up to `timeout`, or until the walk stops or (distributed) runs out of local work.

@@ -63,8 +63,8 @@ where
                 WORK_REQUEST => waiting.push_back(message.from),
                 RESULTS => {
                     comm.safra.received_basic();
-                    let (origin, tasks): WorkBatch<V::Job, V::DirData> = decode(&message.bytes);
-                    queue.extend(tasks.into_iter().map(|t| (origin, t)));
+                    let batch: WorkBatch<V::Job, V::DirData> = decode(&message.bytes);
+                    queue.extend(batch.tasks.into_iter().map(|t| (batch.origin, t)));
                 }
                 super::protocol::TOKEN => comm.safra.receive_token(decode(&message.bytes)),
                 super::protocol::STOP => comm.stopping = true,
@@ -77,7 +77,8 @@ where
             && let Some(worker) = waiting.pop_front()
         {
             let (origin, task) = queue.pop_front().expect("checked non-empty");
-            comm.give(worker, &(origin, vec![task]));
+            // The master runs no pool of its own.
+            comm.give(worker, &WorkBatch { origin, sender_threads: 0, tasks: vec![task] });
         }
         comm.note_idle(queue.is_empty());
         if queue.is_empty() {
@@ -129,7 +130,7 @@ where
             let tasks = driver.export(&mut comm.rng, true);
             if !tasks.is_empty() {
                 comm.stats.tasks_exported += tasks.len() as u64;
-                let batch: WorkBatch<V::Job, V::DirData> = (comm.rank, tasks);
+                let batch = WorkBatch::new(comm.rank, tasks, driver);
                 comm.send_basic(0, RESULTS, encode(&batch));
                 active = true;
             }
@@ -145,7 +146,7 @@ where
         comm.note_idle(idle);
         if idle && !comm.stopping {
             if comm.asked.is_none() && !alone {
-                comm.ask(0);
+                comm.ask(0, Vec::new());
             }
             comm.on_passive();
         }

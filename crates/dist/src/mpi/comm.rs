@@ -4,7 +4,7 @@
 
 use super::forward::{self, Forwarder};
 use super::protocol::{
-    COMPLETE, NO_WORK, OUTPUT, OUTPUT_END, STOP, TOKEN, WORK, WORK_REQUEST, decode, encode,
+    COMPLETE, NO_WORK, OFFER, OUTPUT, OUTPUT_END, STOP, TOKEN, WORK, WORK_REQUEST, decode, encode,
 };
 use crate::safra::{Safra, Step};
 use crate::stats::RankStats;
@@ -13,12 +13,30 @@ use canopy_engine::{DistributedVisitor, Driver};
 use canopy_transport::mpi::{Incoming, Transport};
 use mpi::collective::CommunicatorCollectives;
 use mpi::topology::{Communicator, SimpleCommunicator};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};
 
-/// Work on the wire: the rank whose directories the tasks belong to (completions go there), and
-/// the tasks.
-pub type WorkBatch<J, D> = (u32, Vec<RemoteTask<J, D>>);
+/// Work on the wire.
+#[derive(Serialize, Deserialize)]
+pub struct WorkBatch<J, D> {
+    /// The rank whose directories the tasks belong to (completions go there).
+    pub origin: u32,
+    /// The sender's pool size: H-DRQS grows the receiver's to it
+    /// ([`crate::export::ExportPolicy::pool_for_import`]).
+    pub sender_threads: u32,
+    pub tasks: Vec<RemoteTask<J, D>>,
+}
+
+impl<J, D> WorkBatch<J, D> {
+    /// `tasks` of `origin`'s, sent by the rank `driver` runs.
+    pub fn new<V: DistributedVisitor>(
+        origin: u32,
+        tasks: Vec<RemoteTask<J, D>>,
+        driver: &Driver<'_, '_, '_, V>,
+    ) -> Self {
+        WorkBatch { origin, sender_threads: u32::try_from(driver.workers()).unwrap_or(u32::MAX), tasks }
+    }
+}
 
 pub struct Comm<'w> {
     pub world: &'w SimpleCommunicator,
@@ -57,30 +75,43 @@ impl<'w> Comm<'w> {
         self.transport.send(to, tag, bytes);
     }
 
-    pub fn ask(&mut self, victim: u32) {
-        self.transport.send(victim, WORK_REQUEST, Vec::new());
+    /// Asks `victim` for work; `load` is what the request carries (see [`WORK_REQUEST`]).
+    pub fn ask(&mut self, victim: u32, load: Vec<u8>) {
+        self.transport.send(victim, WORK_REQUEST, load);
         self.asked = Some(victim);
         self.stats.work_requests_sent += 1;
     }
 
     /// Sends the work in `batch` to `to` (or a refusal if there is none).
     pub fn give<J: Serialize, D: Serialize>(&mut self, to: u32, batch: &WorkBatch<J, D>) {
-        if batch.1.is_empty() {
+        if batch.tasks.is_empty() {
             self.transport.send(to, NO_WORK, Vec::new());
         } else {
-            self.stats.tasks_exported += batch.1.len() as u64;
+            self.stats.tasks_exported += batch.tasks.len() as u64;
             self.send_basic(to, WORK, encode(batch));
         }
     }
 
-    /// Imports a batch of work (a basic message).
-    pub fn take_work<V: DistributedVisitor>(&mut self, driver: &Driver<'_, '_, '_, V>, bytes: &[u8]) {
+    /// Sends work to `to` unasked.
+    pub fn offer<J: Serialize, D: Serialize>(&mut self, to: u32, batch: &WorkBatch<J, D>) {
+        self.stats.tasks_exported += batch.tasks.len() as u64;
+        self.stats.work_offers_sent += 1;
+        self.send_basic(to, OFFER, encode(batch));
+    }
+
+    /// Imports a batch of work (a basic message); returns the sender's pool size.
+    pub fn take_work<V: DistributedVisitor>(
+        &mut self,
+        driver: &Driver<'_, '_, '_, V>,
+        bytes: &[u8],
+    ) -> usize {
         self.safra.received_basic();
-        let (origin, tasks): WorkBatch<V::Job, V::DirData> = decode(bytes);
-        self.stats.tasks_imported += tasks.len() as u64;
+        let batch: WorkBatch<V::Job, V::DirData> = decode(bytes);
+        self.stats.tasks_imported += batch.tasks.len() as u64;
         if !self.stopping {
-            driver.import(origin, tasks);
+            driver.import(batch.origin, batch.tasks);
         }
+        batch.sender_threads as usize
     }
 
     /// Handles the messages both schedulers share; returns the message back if it is not one.

@@ -2,6 +2,7 @@
 //! ([`steal`] for DRQS/DEQS/PA-DRQS/H-DRQS, [`central`] for CP), on the world communicator of
 //! `canopy_transport`'s `World`.
 
+mod balance;
 mod central;
 mod comm;
 mod forward;

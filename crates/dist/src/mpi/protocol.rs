@@ -5,7 +5,7 @@ use mpi::Tag;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-/// An idle rank asks for work (control message, empty).
+/// A rank asks for work (control message: empty, or under H-DRQS the asker's pending tasks).
 pub const WORK_REQUEST: Tag = 1;
 /// Work in answer to a request, or (CP) handed out by the master: a batch of remote tasks. Basic.
 pub const WORK: Tag = 2;
@@ -23,6 +23,8 @@ pub const RESULTS: Tag = 7;
 pub const OUTPUT: Tag = 8;
 /// A rank has no more output.
 pub const OUTPUT_END: Tag = 9;
+/// Work sent unasked to a rank that was refused work earlier (H-DRQS). Basic.
+pub const OFFER: Tag = 10;
 
 pub fn encode<T: Serialize + ?Sized>(value: &T) -> Vec<u8> {
     postcard::to_allocvec(value).expect("walk messages serialise")

@@ -1,10 +1,12 @@
-//! DRQS, DEQS, PA-DRQS and H-DRQS: no master. Each rank runs its engine pool; when the whole rank
-//! is idle its communication thread asks one rank for work (at random, or in proximity order), and
-//! a rank with queued work answers with a share of it (random or half, the `--split` mode).
+//! DRQS, DEQS, PA-DRQS and H-DRQS: no master. Each rank runs its engine pool; its communication
+//! thread asks one rank for work (at random, or in proximity order) when the rank wants work, and a
+//! rank with queued work answers with a share of it. How requests are paced and shares sized is
+//! [`Rules`]: the paper's for DRQS/DEQS/PA-DRQS, the balancing policies for H-DRQS.
 
+use super::balance::Rules;
 use super::comm::{Comm, WorkBatch};
 use super::forward::{self, Forwarder};
-use super::protocol::{WORK, WORK_REQUEST};
+use super::protocol::{OFFER, WORK, WORK_REQUEST, decode, encode};
 use crate::sched_kind::SchedKind;
 use crate::stats::RankStats;
 use crate::victims::{Topology, Victims};
@@ -30,15 +32,14 @@ where
         options.split = canopy_engine::SplitMode::Equal;
     }
     let session = Session::distributed(roots, &options, visitor);
-    let victims = if kind.proximity_aware() {
-        Victims::proximity(topology)
-    } else {
-        Victims::random(topology.rank, topology.size())
+    let (victims, rules) = match kind {
+        SchedKind::HDrqs => (Victims::hierarchical(topology), Rules::balanced(topology.size())),
+        SchedKind::PaDrqs => (Victims::proximity(topology), Rules::seed()),
+        _ => (Victims::random(topology.rank, topology.size()), Rules::seed()),
     };
     forwarder.set_draining(true);
     let (outcome, stats) = session.run(|driver| {
-        StealLoop { comm: Comm::new(world), victims, failures: 0, retry_at: Instant::now() }
-            .run(driver, forwarder)
+        StealLoop { comm: Comm::new(world), victims, rules, retry_at: Instant::now() }.run(driver, forwarder)
     });
     forwarder.set_draining(false);
     (outcome, stats)
@@ -47,9 +48,8 @@ where
 struct StealLoop<'w> {
     comm: Comm<'w>,
     victims: Victims,
-    /// Fruitless requests in a row: each doubles the pause before the next (up to 1 ms), so idle
-    /// ranks at the end of a walk do not flood each other.
-    failures: u32,
+    rules: Rules,
+    /// No request before this (the pause after fruitless ones).
     retry_at: Instant,
 }
 
@@ -70,29 +70,38 @@ impl StealLoop<'_> {
                 let asked_before = self.comm.asked;
                 let Some(message) = self.comm.handle_common(driver, forwarder, message) else {
                     if asked_before.is_some() && self.comm.asked.is_none() {
-                        self.refused();
+                        self.retry_at = Instant::now() + self.rules.refused(&mut self.comm.rng);
                     }
                     continue;
                 };
                 match message.tag {
                     WORK_REQUEST => {
-                        let tasks = if driver.queued() > 0 {
-                            driver.export(&mut self.comm.rng, false)
-                        } else {
+                        let peer_pending =
+                            if message.bytes.is_empty() { 0 } else { decode::<u32>(&message.bytes) as usize };
+                        let tasks = if self.comm.stopping {
                             Vec::new()
+                        } else {
+                            self.rules.answer(driver, message.from, peer_pending, &mut self.comm.rng)
                         };
-                        let batch: WorkBatch<V::Job, V::DirData> = (self.comm.rank, tasks);
-                        self.comm.give(message.from, &batch);
+                        self.comm.give(message.from, &WorkBatch::new(self.comm.rank, tasks, driver));
                     }
                     WORK => {
-                        self.comm.take_work(driver, &message.bytes);
+                        let sender_threads = self.comm.take_work(driver, &message.bytes);
+                        self.rules.imported(driver, sender_threads);
                         self.comm.asked = None;
                         self.comm.stats.work_requests_fruitful += 1;
-                        self.failures = 0;
                         self.victims.succeeded();
+                    }
+                    OFFER => {
+                        let sender_threads = self.comm.take_work(driver, &message.bytes);
+                        self.rules.imported(driver, sender_threads);
                     }
                     _ => {}
                 }
+            }
+            for (peer, tasks) in self.rules.offers(driver) {
+                self.comm.offer(peer, &WorkBatch::new(self.comm.rank, tasks, driver));
+                active = true;
             }
             // Decide idleness before collecting completions: anything finished before this point is
             // reported below, so a passive rank never holds an unsent message.
@@ -105,31 +114,35 @@ impl StealLoop<'_> {
                 self.comm.broadcast_stop();
             }
             self.comm.note_idle(idle);
+            let wants_work = !self.comm.stopping && (idle || self.rules.wants_work(driver));
+            if wants_work
+                && self.comm.asked.is_none()
+                && Instant::now() >= self.retry_at
+                && let Some(victim) = self.victims.pick()
+            {
+                let load = if self.rules.requests_carry_load() {
+                    let pending = u32::try_from(driver.queued() + driver.running()).unwrap_or(u32::MAX);
+                    encode(&pending)
+                } else {
+                    Vec::new()
+                };
+                self.comm.ask(victim, load);
+            }
             if idle && !self.comm.stopping {
-                if self.comm.asked.is_none()
-                    && Instant::now() >= self.retry_at
-                    && let Some(victim) = self.victims.pick()
-                {
-                    self.comm.ask(victim);
-                }
                 self.comm.on_passive();
             }
             self.comm.transport.progress();
             if last_tick.elapsed() >= SAMPLE_INTERVAL {
-                driver.tick();
+                self.rules.tick(driver);
                 last_tick = Instant::now();
             }
             if !active {
-                // Idle ranks poll the network often; busy ones sleep until the pool needs attention.
-                driver.wait(if idle { Duration::from_micros(50) } else { Duration::from_millis(1) });
+                // Ranks that want work poll the network often; busy ones sleep until the pool needs
+                // attention (runs empty, or a worker leaves reserved work for a peer).
+                driver.wait(if wants_work { Duration::from_micros(50) } else { Duration::from_millis(1) });
             }
         }
         self.comm.quiesce(forwarder);
         self.comm.finish_stats(&driver.stats())
-    }
-
-    fn refused(&mut self) {
-        self.failures = (self.failures + 1).min(10);
-        self.retry_at = Instant::now() + Duration::from_micros(1 << self.failures);
     }
 }

@@ -84,6 +84,18 @@ impl<T> WorkQueue<T> {
         stolen
     }
 
+    /// Removes up to `count` items from the front.
+    pub fn take_front(&self, count: usize) -> Vec<T> {
+        if self.is_empty() || count == 0 {
+            return Vec::new();
+        }
+        let mut q = self.lock();
+        let take = count.min(q.len());
+        let taken: Vec<T> = q.drain(..take).collect();
+        self.len.store(q.len(), Ordering::SeqCst);
+        taken
+    }
+
     /// Removes everything queued.
     pub fn drain(&self) -> Vec<T> {
         let mut q = self.lock();

@@ -34,6 +34,10 @@ pub struct Scheduler<T> {
     stopped: CachePadded<AtomicBool>,
     /// While held, an empty pool is not the end: more work may arrive from other ranks.
     held: AtomicBool,
+    /// Queued tasks idle workers leave alone, for the distributed transport to send to a peer.
+    reserve: AtomicUsize,
+    /// Workers (by index) that may take tasks; the others stay parked.
+    active: AtomicUsize,
     sleep: Mutex<()>,
     work_ready: Condvar,
     state_changed: Condvar,
@@ -51,6 +55,8 @@ impl<T: Send> Scheduler<T> {
             idle: CachePadded::new(AtomicUsize::new(0)),
             stopped: CachePadded::new(AtomicBool::new(false)),
             held: AtomicBool::new(false),
+            reserve: AtomicUsize::new(0),
+            active: AtomicUsize::new(usize::MAX),
             sleep: Mutex::new(()),
             work_ready: Condvar::new(),
             state_changed: Condvar::new(),
@@ -112,6 +118,28 @@ impl<T: Send> Scheduler<T> {
         }
     }
 
+    /// Leaves the oldest `tasks` queued tasks to the transport: workers take a task only while more
+    /// than that are queued. Whatever is reserved must be taken ([`Scheduler::take_oldest`]) or
+    /// released by a lower reserve, or the walk waits for it.
+    pub fn set_reserve(&self, tasks: usize) {
+        if self.reserve.swap(tasks, Ordering::SeqCst) > tasks {
+            self.wake_all();
+        }
+    }
+
+    /// Lets only the first `workers` workers take tasks (at least one); the others park, and the
+    /// tasks in their queues are stolen by the active ones.
+    pub fn set_active(&self, workers: usize) {
+        if self.active.swap(workers.max(1), Ordering::SeqCst) < workers.max(1) {
+            self.wake_all();
+        }
+    }
+
+    /// Workers that may take tasks, of those started.
+    pub fn active_workers(&self) -> usize {
+        self.workers().min(self.active.load(Ordering::SeqCst))
+    }
+
     /// Queues a task on `worker`'s own queue.
     pub fn push(&self, worker: usize, task: T) {
         self.pending.fetch_add(1, Ordering::SeqCst);
@@ -146,11 +174,32 @@ impl<T: Send> Scheduler<T> {
                 }
             }
         }
-        self.pending.fetch_sub(taken.len(), Ordering::SeqCst);
+        self.release(taken.len());
+        taken
+    }
+
+    /// Takes up to `count` of the oldest queued tasks for another rank — those found first, whose
+    /// subtrees are the biggest: from the front of the injector, then of each worker's queue. Their
+    /// pending counts go with them.
+    pub fn take_oldest(&self, count: usize) -> Vec<T> {
+        let mut taken = Vec::new();
+        let n = self.workers();
+        for slot in std::iter::once(self.max_workers()).chain(0..n) {
+            if taken.len() >= count {
+                break;
+            }
+            taken.extend(self.queues[slot].take_front(count - taken.len()));
+        }
+        self.release(taken.len());
+        taken
+    }
+
+    /// Tasks that left the pool (for another rank) no longer count as pending.
+    fn release(&self, tasks: usize) {
+        self.pending.fetch_sub(tasks, Ordering::SeqCst);
         if self.pending.load(Ordering::SeqCst) == 0 {
             self.notify_controller();
         }
-        taken
     }
 
     /// Wakes whoever waits in [`Scheduler::wait_stopped`] (the distributed transport's loop).
@@ -174,17 +223,20 @@ impl<T: Send> Scheduler<T> {
     }
 
     /// The next task for `worker`: its own newest, else a split of a random victim's queue, else it
-    /// parks until work appears. `None` once the pool has stopped.
+    /// parks until work appears (beyond the reserve, and for an active worker). `None` once the pool
+    /// has stopped.
     pub fn next(&self, worker: usize, rng: &mut fastrand::Rng) -> Option<T> {
         loop {
             if self.is_stopped() {
                 return None;
             }
-            if let Some(task) = self.queues[worker].pop() {
-                return Some(task);
-            }
-            if let Some(task) = self.steal_into(worker, rng) {
-                return Some(task);
+            if self.may_take(worker) {
+                if let Some(task) = self.queues[worker].pop() {
+                    return Some(task);
+                }
+                if let Some(task) = self.steal_into(worker, rng) {
+                    return Some(task);
+                }
             }
             if !self.park(worker) {
                 return None;
@@ -212,6 +264,15 @@ impl<T: Send> Scheduler<T> {
         }
         let _unused = self.state_changed.wait_timeout(guard, timeout);
         self.is_stopped()
+    }
+
+    /// Whether `worker` is active and more than the reserve is queued.
+    fn may_take(&self, worker: usize) -> bool {
+        if worker >= self.active.load(Ordering::SeqCst) {
+            return false;
+        }
+        let reserve = self.reserve.load(Ordering::SeqCst);
+        reserve == 0 || self.queued() > reserve
     }
 
     fn injector(&self) -> &WorkQueue<T> {
@@ -265,7 +326,11 @@ impl<T: Send> Scheduler<T> {
                 break false;
             }
             if self.queues.iter().any(|q| !q.is_empty()) {
-                break true;
+                if self.may_take(worker) {
+                    break true;
+                }
+                // Work left for the transport to send: tell it at once, not at its next poll.
+                self.state_changed.notify_all();
             }
             guard = self.work_ready.wait(guard).unwrap_or_else(|e| e.into_inner());
         };
@@ -372,6 +437,54 @@ mod tests {
             }
         }
         (count, sum)
+    }
+
+    #[test]
+    fn reserved_tasks_wait_for_the_transport_and_the_oldest_leave() {
+        let sched = Scheduler::<u32>::new(2, SplitMode::Equal);
+        sched.set_held(true);
+        let w = sched.add_worker().unwrap();
+        let mut rng = fastrand::Rng::with_seed(1);
+        sched.inject(vec![1]);
+        for task in 2..=4 {
+            sched.push(w, task);
+        }
+        sched.set_reserve(3);
+        assert_eq!(sched.next(w, &mut rng), Some(4), "more than the reserve queued: the newest runs");
+        sched.push(w, 5);
+        assert_eq!(sched.queued(), 4);
+        assert_eq!(sched.take_oldest(3), vec![1, 2, 3], "the injector's front first, then the queues'");
+        assert_eq!(sched.pending(), 2, "the running task and the one left");
+        std::thread::scope(|s| {
+            let parked = s.spawn(|| {
+                let mut rng = fastrand::Rng::with_seed(2);
+                sched.next(w, &mut rng)
+            });
+            sched.set_reserve(0);
+            assert_eq!(parked.join().unwrap(), Some(5), "a lower reserve releases the task");
+        });
+    }
+
+    #[test]
+    fn inactive_workers_park_until_let_in() {
+        let sched = Scheduler::<u32>::new(4, SplitMode::Equal);
+        sched.set_held(true);
+        let (first, second) = (sched.add_worker().unwrap(), sched.add_worker().unwrap());
+        sched.set_active(1);
+        assert_eq!(sched.active_workers(), 1);
+        sched.inject(vec![1, 2]);
+        std::thread::scope(|s| {
+            let parked = s.spawn(|| {
+                let mut rng = fastrand::Rng::with_seed(2);
+                sched.next(second, &mut rng)
+            });
+            let mut rng = fastrand::Rng::with_seed(1);
+            let taken = sched.next(first, &mut rng).unwrap();
+            assert_eq!(sched.queued(), 1, "the inactive worker took nothing");
+            sched.set_active(2);
+            let other = parked.join().unwrap().unwrap();
+            assert_eq!(taken + other, 3);
+        });
     }
 
     #[test]
