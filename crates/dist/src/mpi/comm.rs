@@ -189,20 +189,48 @@ impl<'w> Comm<'w> {
     /// Leaves the walk without leaving a message behind: answers work requests with refusals until
     /// this rank's own request is answered and every rank has got that far (a nonblocking barrier),
     /// so no rank can be left waiting on one that is gone.
+    ///
+    /// Then a second barrier, during which only output is read. A barrier lets no rank out before
+    /// all are in, but one rank may see it complete before another does: the first may start the
+    /// next walk and send its messages — the termination token among them — to one still answering
+    /// late messages of this walk, which would drop them, and the next walk would never end. Once
+    /// every rank has entered the second barrier, none reads this walk's messages any more.
     pub fn quiesce(&mut self, forwarder: &Forwarder) {
         self.note_idle(false);
         while self.asked.is_some() {
             self.answer_late_messages(forwarder);
         }
+        self.barrier_while(forwarder, Self::answer_late_messages);
+        self.barrier_while(forwarder, Self::pass_output_on);
+        self.transport.flush();
+    }
+
+    /// Waits in a nonblocking barrier over every rank, doing `meanwhile` until it completes.
+    fn barrier_while(&mut self, forwarder: &Forwarder, meanwhile: fn(&mut Self, &Forwarder)) {
         let mut barrier = self.world.immediate_barrier();
         loop {
             match barrier.test() {
-                Ok(_) => break,
+                Ok(_) => return,
                 Err(pending) => barrier = pending,
             }
-            self.answer_late_messages(forwarder);
+            meanwhile(self, forwarder);
         }
-        self.transport.flush();
+    }
+
+    /// Rank 0 prints output forwarded to it, the others ship theirs; no other message is read, so
+    /// whatever a rank already in the next walk sends stays queued for that walk.
+    fn pass_output_on(&mut self, forwarder: &Forwarder) {
+        if self.rank == 0
+            && let Some(m) = self.transport.poll_tag(OUTPUT)
+        {
+            forwarder.print(&m.bytes);
+            return;
+        }
+        if self.rank != 0 {
+            forward::ship(&mut self.transport, forwarder);
+        }
+        self.transport.progress();
+        std::thread::sleep(Duration::from_micros(50));
     }
 
     fn answer_late_messages(&mut self, forwarder: &Forwarder) {
