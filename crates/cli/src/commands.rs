@@ -69,7 +69,7 @@ pub enum Command {
 }
 
 impl Command {
-    pub fn run(self, cluster: &canopy_dist::Cluster) -> ExitCode {
+    pub fn run(self, cluster: &canopy_distwalk::Cluster) -> ExitCode {
         if let Some(walk) = self.walk_args() {
             // Before the tool's first collective: a rank stopped at any point of the job is found.
             cluster.watch(walk.plan().timeout);

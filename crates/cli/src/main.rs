@@ -7,7 +7,7 @@ compile_error!(
     "canopy is built with the `tree` feature at least (`--features tree`): the tools' shared parts live there"
 );
 
-use canopy_dist::Cluster;
+use canopy_distwalk::Cluster;
 use canopy_engine::panic_message;
 use canopy_tools::common::Exit;
 use clap::Parser;

@@ -1,5 +1,5 @@
 //! The processes of a job and the messages between them, below both the distributed walk
-//! (`canopy-dist`) and the group layer (`canopy-group`).
+//! (`canopy-distwalk`) and the group layer (`canopy-group`).
 //!
 //! A [`World`] is one local process, or the ranks of an MPI job: it joins the job (refusing
 //! launches that would run N copies of it: [`launch`]), gives the rank, the size and which ranks

@@ -8,7 +8,7 @@ use crate::model::Time;
 use crate::outcome::shape;
 use crate::pool::{Task, Work};
 use crate::sim::{Body, Protocol, Sim};
-use canopy_dist::termination::Signal;
+use canopy_distwalk::termination::Signal;
 use std::collections::VecDeque;
 
 #[derive(Default)]

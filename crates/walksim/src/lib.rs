@@ -2,7 +2,7 @@
 //! the schedulers behave on thousands of ranks, each node with its own mount of a slow parallel file
 //! system.
 //!
-//! It runs the real decision logic — `canopy-dist`'s victim choice, back-off, export policy and
+//! It runs the real decision logic — `canopy-distwalk`'s victim choice, back-off, export policy and
 //! termination detectors, the engine's thread-growth policy and split sizes — over virtual ranks,
 //! and models only time: file-system requests on mounts with limited request slots, messages with
 //! latency, bandwidth and handling cost, and the communication loop's polling. Message sizes come

@@ -1,6 +1,6 @@
 //! `walksim`: runs simulated distributed walks and prints the seed's figures as a table.
 
-use canopy_dist::termination::DetectorKind;
+use canopy_distwalk::termination::DetectorKind;
 use canopy_walksim::model::parse_time;
 use canopy_walksim::{Config, Model, Sched, Tree, run, table};
 use clap::Parser;
@@ -68,7 +68,7 @@ fn main() -> ExitCode {
     let detector = match args.detector.as_deref() {
         None => None,
         Some("ring") => Some(DetectorKind::Ring),
-        Some("tree") => Some(DetectorKind::Tree { fanout: canopy_dist::kary::FANOUT }),
+        Some("tree") => Some(DetectorKind::Tree { fanout: canopy_distwalk::kary::FANOUT }),
         Some(other) => {
             eprintln!("walksim: unknown detector {other:?} (ring or tree)");
             return ExitCode::from(2);

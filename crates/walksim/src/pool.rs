@@ -105,8 +105,12 @@ impl Pool {
     }
 
     /// The load as the export policy sees it: the workers that may take tasks.
-    pub fn load(&self) -> canopy_dist::export::Load {
-        canopy_dist::export::Load { queued: self.queue.len(), running: self.running(), threads: self.active }
+    pub fn load(&self) -> canopy_distwalk::export::Load {
+        canopy_distwalk::export::Load {
+            queued: self.queue.len(),
+            running: self.running(),
+            threads: self.active,
+        }
     }
 }
 

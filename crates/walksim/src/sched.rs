@@ -1,9 +1,9 @@
 //! The schedulers the simulator runs: the seed paper's four and its CP baseline as canopy runs them
-//! (`canopy-dist`'s MPI loops), and the balancing H-DRQS built on `canopy-dist`'s pure policies.
+//! (`canopy-distwalk`'s MPI loops), and the balancing H-DRQS built on `canopy-distwalk`'s pure policies.
 
 use crate::model::{MICROSECOND, Time};
-use canopy_dist::export::ExportConfig;
-use canopy_dist::termination::DetectorKind;
+use canopy_distwalk::export::ExportConfig;
+use canopy_distwalk::termination::DetectorKind;
 use canopy_engine::sched::ADAPTIVE_MAX_THREADS;
 use canopy_engine::{SplitMode, ThreadPolicy};
 use std::str::FromStr;
@@ -22,7 +22,7 @@ pub enum Sched {
     /// Algorithm 4 as canopy runs it today: one rank per node with the engine's adaptive pool,
     /// proximity order, random splits, a 2 µs–1 ms retry back-off, Safra's ring.
     HDrqs,
-    /// H-DRQS with `canopy-dist`'s balancing policies: owed work pushed to refused peers, a backlog
+    /// H-DRQS with `canopy-distwalk`'s balancing policies: owed work pushed to refused peers, a backlog
     /// for them, no pool growth while peers starve, per-rank random hierarchical victims, capped
     /// exponential back-off, completions batched per peer, tree termination.
     Balanced,
@@ -77,12 +77,12 @@ pub struct Balancing {
 
 impl Balancing {
     /// The defaults for a job of `ranks` ranks ([`ExportConfig::for_ranks`], the back-off cap of
-    /// `canopy_dist::backoff::cap_for`).
+    /// `canopy_distwalk::backoff::cap_for`).
     pub fn for_ranks(ranks: u32) -> Self {
         Balancing {
             export: ExportConfig::for_ranks(ranks),
             backoff_base: 500 * MICROSECOND,
-            backoff_cap: canopy_dist::backoff::cap_for(ranks).as_nanos() as Time,
+            backoff_cap: canopy_distwalk::backoff::cap_for(ranks).as_nanos() as Time,
         }
     }
 }

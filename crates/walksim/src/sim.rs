@@ -2,7 +2,7 @@
 //! the event loop that drives them in virtual time.
 //!
 //! What runs here is the walk's logic, not a model of it: the victim choice, back-off, export policy
-//! and termination detectors are `canopy-dist`'s state machines, the thread growth is the engine's
+//! and termination detectors are `canopy-distwalk`'s state machines, the thread growth is the engine's
 //! `ThreadPolicy::target`, the split sizes the engine's `SplitMode::portion`. What is modelled is
 //! time: file-system requests (a fixed service time on a mount with limited slots), messages
 //! (latency, bandwidth, and the communication thread's time per message), and the communication
@@ -18,8 +18,8 @@ use crate::sched::{Balancing, Sched};
 use crate::tree::Tree;
 use crate::wire::Wire;
 use crate::{central, steal};
-use canopy_dist::termination::{DetectorKind, Signal};
-use canopy_dist::victims::Topology;
+use canopy_distwalk::termination::{DetectorKind, Signal};
+use canopy_distwalk::victims::Topology;
 use canopy_engine::ThreadPolicy;
 use slab::Slab;
 

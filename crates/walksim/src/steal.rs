@@ -1,5 +1,5 @@
 //! The work-stealing schedulers' communication loop: DRQS, DEQS, PA-DRQS and H-DRQS as
-//! `canopy-dist`'s `mpi/steal.rs` runs them, and the balancing H-DRQS on `canopy-dist`'s policies.
+//! `canopy-distwalk`'s `mpi/steal.rs` runs them, and the balancing H-DRQS on `canopy-distwalk`'s policies.
 //!
 //! Each poll: handle what arrived (answer work requests, import work, fold in completions, pass
 //! termination signals), report finished imports, (balancing) offer work to peers owed it, and, when
@@ -8,12 +8,12 @@
 use crate::model::{MICROSECOND, Time};
 use crate::sched::Sched;
 use crate::sim::{Body, Config, Protocol, Sim};
-use canopy_dist::backoff::Backoff;
-use canopy_dist::completions::Completions;
-use canopy_dist::export::{ExportPolicy, Load};
-use canopy_dist::governor::PoolGovernor;
-use canopy_dist::termination::{Detector, Signal};
-use canopy_dist::victims::{Topology, Victims};
+use canopy_distwalk::backoff::Backoff;
+use canopy_distwalk::completions::Completions;
+use canopy_distwalk::export::{ExportPolicy, Load};
+use canopy_distwalk::governor::PoolGovernor;
+use canopy_distwalk::termination::{Detector, Signal};
+use canopy_distwalk::victims::{Topology, Victims};
 use canopy_engine::SplitMode;
 use std::time::Duration;
 

@@ -1,10 +1,10 @@
 //! Bytes on the wire, from the real message types: a work batch is what `canopy walk` sends — its
 //! origin rank and `RemoteTask<(), u64>`s (the walk's job and directory data) encoded with postcard,
-//! as `canopy-dist` does — and a completion is an export id and that data. The sizes are computed
+//! as `canopy-distwalk` does — and a completion is an export id and that data. The sizes are computed
 //! from encodings of real values made once (a directory's metadata as `statx` gives it); only the
 //! lengths of paths and names vary, and the unit tests check the arithmetic against full encodings.
 
-use canopy_dist::termination::Signal;
+use canopy_distwalk::termination::Signal;
 use canopy_engine::remote::{DirSpec, RemoteTask, RemoteWork};
 use canopy_engine::{FileKind, Metadata, StartPoint, Timestamp};
 

@@ -2,7 +2,7 @@
 //! worked out by hand: CP's exact message count, bounds from the file system's capacity and the
 //! ring's length, and issue 17's targets for the balancing scheduler on a seeded run.
 
-use canopy_dist::termination::DetectorKind;
+use canopy_distwalk::termination::DetectorKind;
 use canopy_walksim::model::{MICROSECOND, MILLISECOND};
 use canopy_walksim::{Config, Outcome, Sched, Tree, run};
 

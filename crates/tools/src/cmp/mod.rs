@@ -7,7 +7,7 @@ mod visitor;
 
 use crate::common::pieces::Pieces;
 use crate::common::{Exit, Progress, WalkArgs, cluster_stdout, report_write_errors, users_terminal};
-use canopy_dist::Cluster;
+use canopy_distwalk::Cluster;
 use canopy_engine::Follow;
 use canopy_util::path::os_to_bytes;
 use canopy_util::size::parse_size;

@@ -18,7 +18,7 @@ mod walk_args;
 pub mod wire;
 mod write_errors;
 
-pub use canopy_dist::users_terminal;
+pub use canopy_distwalk::users_terminal;
 pub use exit::Exit;
 pub use locale::utf8_locale;
 pub use lookup::lookup;
@@ -31,7 +31,7 @@ pub use write_errors::{print_stdout, report_write_errors};
 
 /// Standard output for results: under MPI every rank's goes to rank 0, which prints it (call
 /// `Cluster::finish_output` once at the end). Collective.
-pub fn cluster_stdout(cluster: &canopy_dist::Cluster) -> std::sync::Arc<canopy_engine::output::Sink> {
+pub fn cluster_stdout(cluster: &canopy_distwalk::Cluster) -> std::sync::Arc<canopy_engine::output::Sink> {
     let mut outputs = cluster.outputs(&[]).expect("stdout alone has nothing to create");
     outputs.swap_remove(0)
 }

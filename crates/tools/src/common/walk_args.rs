@@ -1,4 +1,4 @@
-use canopy_dist::{Plan, SchedKind};
+use canopy_distwalk::{Plan, SchedKind};
 use canopy_engine::sched::thread_limit;
 use canopy_engine::{SplitMode, ThreadPolicy, WalkOptions};
 use clap::Args;

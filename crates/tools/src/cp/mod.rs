@@ -6,9 +6,9 @@ mod targets;
 
 use crate::common::{WalkArgs, cluster_stdout, print_error, report_write_errors};
 use crate::transfer::{
-    CopyFlags, Existing, Listing, Reflink, Scope, Style, Summary, Transfer, TransferOptions,
+    CopyFlags, Existing, Listing, Reflink, Scope, Style, Transfer, TransferOptions, TransferSummary,
 };
-use canopy_dist::Cluster;
+use canopy_distwalk::Cluster;
 use canopy_engine::Follow;
 use canopy_util::path::os_to_bytes;
 use clap::Args;
@@ -241,7 +241,7 @@ fn cp(args: &CpArgs, cluster: &Cluster) -> bool {
     let transfer = Transfer::new(options, "cp", targets.pairs, cluster);
     let outcome = transfer.run(walk, cluster, &args.walk.plan());
     failed |= outcome.errors > 0;
-    let summary = cluster.reduce(transfer.totals().snapshot(), Summary::sum);
+    let summary = cluster.reduce(transfer.totals().snapshot(), TransferSummary::sum);
     if let Some(summary) = summary {
         let mut text = Vec::new();
         if args.verbose && summary.resumed > 0 {

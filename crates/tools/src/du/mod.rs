@@ -33,7 +33,7 @@ pub use args::DuArgs;
 use crate::common::records::{RecordOutput, finish_output, open_output, record_path};
 use crate::common::{Exit, Progress, print_error, report_write_errors, users_terminal};
 use args::{ColorWhen, Settings};
-use canopy_dist::Cluster;
+use canopy_distwalk::Cluster;
 use canopy_engine::{Follow, WalkOutcome};
 use canopy_util::path::os_to_bytes;
 use export::Export;

@@ -7,7 +7,7 @@ mod start_points;
 mod visitor;
 
 use crate::common::{Exit, Progress, WalkArgs, print_error, users_terminal};
-use canopy_dist::Cluster;
+use canopy_distwalk::Cluster;
 use canopy_engine::sys::stat_path;
 use canopy_engine::{Follow, Timestamp, Visitor};
 use canopy_expr::parse;

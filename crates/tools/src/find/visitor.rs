@@ -4,7 +4,7 @@
 use super::actions::FindActions;
 use super::exec::{Batches, ExecRunner};
 use super::output::{OutputPolicy, Outputs, Record, StdoutGate};
-use canopy_dist::Cluster;
+use canopy_distwalk::Cluster;
 use canopy_engine::output::Sink;
 use canopy_engine::{
     Action, Cx, DirNode, DistributedVisitor, Entry, Errno, FileKind, Op, Visitor, WalkError,

@@ -16,7 +16,7 @@ pub use pattern::{Dialect, Pattern, Spec};
 
 use crate::common::{Exit, Progress, print_error, report_write_errors, users_terminal, utf8_locale};
 use args::{Devices, Directories, GrepOptions};
-use canopy_dist::Cluster;
+use canopy_distwalk::Cluster;
 use canopy_engine::sys::stat_path;
 use canopy_engine::{FileKind, Follow};
 use canopy_util::path::os_to_bytes;

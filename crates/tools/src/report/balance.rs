@@ -1,7 +1,7 @@
 //! The work-distribution chart: entries visited per rank, with the max/min ratios in the title —
 //! the seed's Fig. 6, where H-DRQS stays within a few per cent.
 
-use canopy_dist::ClusterStats;
+use canopy_distwalk::ClusterStats;
 use plotters::prelude::*;
 use std::path::Path;
 

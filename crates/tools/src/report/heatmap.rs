@@ -1,7 +1,7 @@
 //! The bytes-exchanged heat map: one cell per (sender, receiver), darker for more bytes on a
 //! logarithmic scale, so a centralised master's row and column stand out against DRQS's spread.
 
-use canopy_dist::ClusterStats;
+use canopy_distwalk::ClusterStats;
 use plotters::prelude::*;
 use std::path::Path;
 

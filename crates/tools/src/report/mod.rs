@@ -7,7 +7,7 @@ mod heatmap;
 mod table;
 
 use crate::common::{Exit, print_error, print_stdout};
-use canopy_dist::ClusterStats;
+use canopy_distwalk::ClusterStats;
 use clap::Args;
 use std::path::PathBuf;
 

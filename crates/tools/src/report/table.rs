@@ -1,6 +1,6 @@
 //! The per-rank table: work, messages, requests, time profile.
 
-use canopy_dist::ClusterStats;
+use canopy_distwalk::ClusterStats;
 use std::fmt::Write;
 
 pub fn render(stats: &ClusterStats) -> String {
@@ -55,7 +55,7 @@ pub fn render(stats: &ClusterStats) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use canopy_dist::RankStats;
+    use canopy_distwalk::RankStats;
 
     #[test]
     fn one_line_per_rank_and_totals() {

@@ -8,7 +8,7 @@ use crate::common::{
     Exit, Progress, WalkArgs, cluster_stdout, print_error, quote, report_write_errors, users_terminal,
 };
 use crate::remove::{Conduct, Prompter, Remover};
-use canopy_dist::Cluster;
+use canopy_distwalk::Cluster;
 use canopy_engine::sys::stat_path;
 use canopy_engine::{Follow, ThreadPolicy, Timestamp};
 use canopy_expr::parse_filter;

@@ -10,10 +10,10 @@ use crate::common::guard::{Protected, file_id, is_within};
 use crate::common::{WalkArgs, cluster_stdout, print_error, report_write_errors};
 use crate::remove::Remover;
 use crate::transfer::{
-    CopyFlags, Existing, Filter, Keep, Listing, Numbers, RootPair, Scope, Style, Summary, Totals, Transfer,
-    TransferOptions,
+    CopyFlags, Existing, Filter, Keep, Listing, Numbers, RootPair, Scope, Style, Totals, Transfer,
+    TransferOptions, TransferSummary,
 };
-use canopy_dist::Cluster;
+use canopy_distwalk::Cluster;
 use canopy_engine::sys::{open_path, stat_path};
 use canopy_engine::{Follow, errno_message};
 use canopy_util::path::os_to_bytes;
@@ -432,7 +432,7 @@ fn sync(args: &SyncArgs, cluster: &Cluster, started: Instant) -> Status {
             status = status.max(Status::DeleteLimit);
         }
     }
-    let summary = cluster.reduce(totals.snapshot().sum(transfer.totals().snapshot()), Summary::sum);
+    let summary = cluster.reduce(totals.snapshot().sum(transfer.totals().snapshot()), TransferSummary::sum);
     if let Some(summary) = summary {
         let mut text = Vec::new();
         if args.totals {

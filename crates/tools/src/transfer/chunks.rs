@@ -12,7 +12,7 @@
 use super::Transfer;
 use super::dest::DestDir;
 use super::files::{FileChunk, InFlight, chunk_group, reopen};
-use super::visitor::{Job, TransferState};
+use super::visitor::{CopyJob, TransferState};
 use crate::common::pieces::{PieceDone, Tracked};
 use canopy_engine::{Cx, DirNode};
 use std::sync::Arc;
@@ -55,7 +55,7 @@ impl Transfer {
     fn queue_chunk(&self, cx: &mut Cx<'_, Self>, group: &Arc<DirNode<DestDir>>, chunk: FileChunk) {
         let queued = self.chunks_queued.fetch_add(1, Ordering::Relaxed) + 1;
         self.chunks_queued_peak.fetch_max(queued, Ordering::Relaxed);
-        cx.spawn_in(group, Job::Chunk(chunk));
+        cx.spawn_in(group, CopyJob::Chunk(chunk));
     }
 
     /// Schedules the rest of the file, then copies the chunk at `chunk.offset`. On the process

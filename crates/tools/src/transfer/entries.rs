@@ -11,7 +11,7 @@ use super::links::{Arrival, Placed, Waiter};
 use super::plan::{Decision, Probe, Verdict};
 use super::policy::masked_mode;
 use super::temp::{create_fresh, discard, rename_into_place};
-use super::visitor::{Failure, Job, TransferState};
+use super::visitor::{CopyJob, Failure, TransferState};
 use super::{Transfer, special};
 use crate::common::lookup;
 use canopy_engine::{Cx, DirFd, Entry, Errno, FileKind, Metadata, Op, WalkError};
@@ -100,7 +100,7 @@ impl Transfer {
     ) {
         let Some(id) = link else { return };
         for Waiter { reservation, place } in self.links.settle(id, first.clone()) {
-            cx.spawn_reserved(reservation, Job::Link { place, first: first.clone() });
+            cx.spawn_reserved(reservation, CopyJob::Link { place, first: first.clone() });
         }
     }
 

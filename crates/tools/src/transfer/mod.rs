@@ -45,7 +45,7 @@
 //!
 //! # Distribution
 //!
-//! Under `mpirun` the walk is spread over the ranks ([`canopy_dist::Cluster::walk`]), with the same
+//! Under `mpirun` the walk is spread over the ranks ([`canopy_distwalk::Cluster::walk`]), with the same
 //! result and the same guarantee:
 //!
 //! * Work travels as plain data. A directory whose work continues on another rank lends its stand-in
@@ -93,12 +93,12 @@ pub use filter::Filter;
 pub use itemize::push_name as push_list_name;
 pub use listing::{Listing, Style};
 pub use policy::{Existing, Keep, Scope};
-pub use totals::{Numbers, Summary, Totals};
+pub use totals::{Numbers, Totals, TransferSummary};
 
 use crate::common::pieces::Pieces;
 use crate::common::{Progress, report_write_errors};
 use attrs::OwnerPolicy;
-use canopy_dist::{Cluster, Plan};
+use canopy_distwalk::{Cluster, Plan};
 use canopy_engine::{DirNode, WalkOptions};
 use files::InFlight;
 use links::LinkGroups;

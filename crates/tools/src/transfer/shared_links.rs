@@ -238,7 +238,7 @@ impl Transfer {
     /// Under MPI, once the walk is over everywhere: removes the meeting names used here and, when
     /// every process has, gives the roots' copies their attributes. Collective; returns the
     /// failures, reported.
-    pub(super) fn finish_on_every_process(&self, cluster: &canopy_dist::Cluster) -> u64 {
+    pub(super) fn finish_on_every_process(&self, cluster: &canopy_distwalk::Cluster) -> u64 {
         let mut failures = 0;
         if let Some(shared) = &self.shared_links {
             for (path, errno) in shared.remove_used() {

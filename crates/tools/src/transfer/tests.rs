@@ -22,7 +22,7 @@ fn copy(src: &Path, dst: &Path, chunk_size: u64) -> (Transfer, Outcome) {
     let pair = RootPair::new(bytes(src), false, bytes(dst), false);
     let transfer = Transfer::new(options, "cp", vec![pair], &cluster);
     let walk = WalkOptions { threads: ThreadPolicy::Fixed(4), ..WalkOptions::default() };
-    let outcome = transfer.run(walk, &cluster, &canopy_dist::Plan::default());
+    let outcome = transfer.run(walk, &cluster, &canopy_distwalk::Plan::default());
     (transfer, outcome)
 }
 

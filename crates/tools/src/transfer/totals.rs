@@ -118,10 +118,10 @@ impl Totals {
     }
 
     /// The counts as plain numbers, to be summed over the processes of a distributed run.
-    pub fn snapshot(&self) -> Summary {
+    pub fn snapshot(&self) -> TransferSummary {
         let load = |c: &AtomicU64| c.load(Ordering::Relaxed);
         let each = |a: &[AtomicU64; 5]| std::array::from_fn(|i| load(&a[i]));
-        Summary {
+        TransferSummary {
             listed: each(&self.listed),
             created: each(&self.created),
             deleted: each(&self.deleted),
@@ -137,7 +137,7 @@ impl Totals {
 
 /// [`Totals`] as numbers.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Summary {
+pub struct TransferSummary {
     pub listed: [u64; 5],
     pub created: [u64; 5],
     pub deleted: [u64; 5],
@@ -149,10 +149,10 @@ pub struct Summary {
     pub resumed_size: u64,
 }
 
-impl Summary {
-    pub fn sum(self, other: Summary) -> Summary {
+impl TransferSummary {
+    pub fn sum(self, other: TransferSummary) -> TransferSummary {
         let each = |a: [u64; 5], b: [u64; 5]| std::array::from_fn(|i| a[i] + b[i]);
-        Summary {
+        TransferSummary {
             listed: each(self.listed, other.listed),
             created: each(self.created, other.created),
             deleted: each(self.deleted, other.deleted),
@@ -288,14 +288,14 @@ mod tests {
 
     #[test]
     fn stats_lines() {
-        let summary = Summary {
+        let summary = TransferSummary {
             listed: [6, 4, 1, 0, 1],
             created: [6, 4, 1, 0, 1],
             transferred: 6,
             total_size: 1_234_581,
             transferred_size: 1_234_580,
             written: 1_234_580,
-            ..Summary::default()
+            ..TransferSummary::default()
         };
         let mut out = Vec::new();
         summary.write_stats(&mut out, Numbers::Grouped).unwrap();

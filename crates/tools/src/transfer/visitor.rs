@@ -35,7 +35,7 @@ pub struct TransferState {
 
 /// Follow-up work on the pool, plain data that any process can run.
 #[derive(Serialize, Deserialize)]
-pub enum Job {
+pub enum CopyJob {
     /// Pieces of a big file, copied one after the other.
     Chunk(FileChunk),
     /// A later name of a multiply linked file, whose first name was copied (or failed).
@@ -267,7 +267,7 @@ impl Transfer {
 impl Visitor for Transfer {
     type State = TransferState;
     type DirData = DestDir;
-    type Job = Job;
+    type Job = CopyJob;
 
     fn new_state(&self) -> TransferState {
         TransferState {
@@ -343,10 +343,10 @@ impl Visitor for Transfer {
         dir.data.mirror.close();
     }
 
-    fn run_job(&self, cx: &mut Cx<'_, Self>, state: &mut TransferState, job: Job) {
+    fn run_job(&self, cx: &mut Cx<'_, Self>, state: &mut TransferState, job: CopyJob) {
         match job {
-            Job::Chunk(chunk) => self.run_chunk(cx, state, chunk),
-            Job::Link { place, first } => self.link_later(cx, state, place, first),
+            CopyJob::Chunk(chunk) => self.run_chunk(cx, state, chunk),
+            CopyJob::Link { place, first } => self.link_later(cx, state, place, first),
         }
     }
 

@@ -18,7 +18,7 @@ pub use totals::{ByKind, Totals};
 
 use crate::common::records::{EncodedPath, RecordFormat, finish_output, open_output, record_path};
 use crate::common::{Exit, Progress, WalkArgs, print_stdout};
-use canopy_dist::Cluster;
+use canopy_distwalk::Cluster;
 use canopy_engine::{Follow, Timestamp, WalkOutcome};
 use canopy_util::path::os_to_bytes;
 use clap::Args;

@@ -3,7 +3,7 @@
 
 use super::{RecordFormat, RecordOutput};
 use crate::common::{Exit, print_error};
-use canopy_dist::Cluster;
+use canopy_distwalk::Cluster;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 

@@ -3,7 +3,7 @@
 //! whole job, so no rank waits for it forever. The processes are this test binary again, started
 //! (by itself or by mpirun) to run `child_process_entry`.
 
-use canopy_dist::{Cluster, Plan};
+use canopy_distwalk::{Cluster, Plan};
 use canopy_engine::{Action, Cx, DistributedVisitor, Entry, Visitor, WalkOptions};
 use std::os::unix::ffi::OsStrExt;
 use std::panic::{AssertUnwindSafe, catch_unwind};

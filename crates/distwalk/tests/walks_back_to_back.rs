@@ -5,7 +5,7 @@
 //! rank 0 idle, and so pass the token on, moments after each walk starts: every walk is a chance.
 //! The processes are this test binary again, started by mpirun to run `child_process_entry`.
 
-use canopy_dist::{Cluster, Plan};
+use canopy_distwalk::{Cluster, Plan};
 use canopy_engine::{Action, Cx, DistributedVisitor, Entry, Visitor, WalkOptions};
 use std::os::unix::ffi::OsStrExt;
 
