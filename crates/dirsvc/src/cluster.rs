@@ -55,13 +55,13 @@ impl ClusterConfig {
 
 /// A cluster directory and what is in it.
 #[derive(Clone, Debug)]
-pub struct Cluster {
+pub struct ClusterDir {
     pub dir: PathBuf,
     pub config: ClusterConfig,
     pub secret: String,
 }
 
-impl Cluster {
+impl ClusterDir {
     /// Loads a cluster from its directory or from the path of its `cluster.json`.
     pub fn load(path: &Path) -> Result<Self> {
         let dir = if path.is_dir() {
@@ -158,22 +158,22 @@ mod tests {
     #[test]
     fn create_writes_a_private_secret_and_load_reads_it_back() {
         let dir = tempfile::tempdir().unwrap();
-        let created = Cluster::create(dir.path(), config()).unwrap();
+        let created = ClusterDir::create(dir.path(), config()).unwrap();
         let mode = fs::metadata(dir.path().join(SECRET_FILE)).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o600);
         assert_eq!(created.secret.len(), 64);
-        let loaded = Cluster::load(&dir.path().join(CLUSTER_FILE)).unwrap();
+        let loaded = ClusterDir::load(&dir.path().join(CLUSTER_FILE)).unwrap();
         assert_eq!((loaded.config, loaded.secret), (config(), created.secret));
-        assert!(Cluster::create(dir.path(), config()).is_err(), "no overwrite");
+        assert!(ClusterDir::create(dir.path(), config()).is_err(), "no overwrite");
     }
 
     #[test]
     fn load_refuses_a_secret_others_can_read() {
         let dir = tempfile::tempdir().unwrap();
-        Cluster::create(dir.path(), config()).unwrap();
+        ClusterDir::create(dir.path(), config()).unwrap();
         let secret = dir.path().join(SECRET_FILE);
         fs::set_permissions(&secret, fs::Permissions::from_mode(0o644)).unwrap();
-        let err = Cluster::load(dir.path()).unwrap_err();
+        let err = ClusterDir::load(dir.path()).unwrap_err();
         assert!(err.message.contains("readable by others"), "{err}");
     }
 }

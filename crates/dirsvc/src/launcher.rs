@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use rustix::process::{Pid, Signal, kill_process, test_kill_process};
 
 use crate::client::Client;
-use crate::cluster::{CLUSTER_FILE, Cluster, ClusterConfig};
+use crate::cluster::{CLUSTER_FILE, ClusterConfig, ClusterDir};
 use crate::error::{Error, Result};
 
 pub const PID_FILE: &str = "pid";
@@ -45,9 +45,9 @@ pub struct ClusterPlan {
 }
 
 /// Creates the cluster directory, or loads it when it exists (then `plan.servers` must match).
-pub fn init_cluster(dir: &Path, plan: &ClusterPlan) -> Result<Cluster> {
+pub fn init_cluster(dir: &Path, plan: &ClusterPlan) -> Result<ClusterDir> {
     if dir.join(CLUSTER_FILE).exists() {
-        let cluster = Cluster::load(dir)?;
+        let cluster = ClusterDir::load(dir)?;
         if cluster.config.servers.len() != plan.servers {
             return Err(Error::invalid(format!(
                 "{} holds a {}-server cluster, not {}",
@@ -73,7 +73,7 @@ pub fn init_cluster(dir: &Path, plan: &ClusterPlan) -> Result<Cluster> {
         root_partitions: plan.root_partitions.clamp(1, plan.servers as u32),
         split_threshold: plan.split_threshold,
     };
-    Cluster::create(dir, config)
+    ClusterDir::create(dir, config)
 }
 
 /// Distinct free loopback ports: all held open at once so none repeats, then released for the
@@ -91,7 +91,7 @@ fn free_ports(count: usize) -> Result<Vec<SocketAddr>> {
 }
 
 /// The pid of server `index` if its pid file names a live server process.
-pub fn running_pid(cluster: &Cluster, index: u32) -> Option<i32> {
+pub fn running_pid(cluster: &ClusterDir, index: u32) -> Option<i32> {
     let text = fs::read_to_string(cluster.server_dir(index).join(PID_FILE)).ok()?;
     let pid: i32 = text.trim().parse().ok()?;
     let alive = test_kill_process(Pid::from_raw(pid)?).is_ok();
@@ -102,7 +102,7 @@ pub fn running_pid(cluster: &Cluster, index: u32) -> Option<i32> {
 }
 
 /// Spawns server `index` detached (own process group, output appended to its log file).
-pub fn spawn_server(cluster: &Cluster, index: u32, command: &ServerCommand) -> Result<Child> {
+pub fn spawn_server(cluster: &ClusterDir, index: u32, command: &ServerCommand) -> Result<Child> {
     let dir = cluster.server_dir(index);
     fs::create_dir_all(&dir).map_err(|e| Error::io(format!("cannot create {}: {e}", dir.display())))?;
     let log_path = dir.join(LOG_FILE);
@@ -162,7 +162,7 @@ pub async fn wait_ready(
 pub type Stopped = (u32, i32, bool);
 
 /// Sends SIGTERM to every running server, waits up to `grace` for them to exit, then SIGKILLs.
-pub fn stop_cluster(cluster: &Cluster, grace: Duration) -> Result<Vec<Stopped>> {
+pub fn stop_cluster(cluster: &ClusterDir, grace: Duration) -> Result<Vec<Stopped>> {
     let mut running = Vec::new();
     for index in 0..cluster.config.server_count() {
         if let Some(pid) = running_pid(cluster, index) {
@@ -198,7 +198,7 @@ fn signal(pid: i32, signal: Signal) -> Result<()> {
 }
 
 /// Writes this process's pid for `stop` (atomically, so `stop` never reads half a number).
-pub fn write_pid_file(cluster: &Cluster, index: u32) -> Result<PathBuf> {
+pub fn write_pid_file(cluster: &ClusterDir, index: u32) -> Result<PathBuf> {
     let dir = cluster.server_dir(index);
     fs::create_dir_all(&dir).map_err(|e| Error::io(format!("cannot create {}: {e}", dir.display())))?;
     let path = dir.join(PID_FILE);
@@ -222,7 +222,7 @@ pub fn start_cluster(
     dir: &Path,
     plan: &ClusterPlan,
     command: &ServerCommand,
-) -> Result<(Cluster, Vec<Started>)> {
+) -> Result<(ClusterDir, Vec<Started>)> {
     let cluster = init_cluster(dir, plan)?;
     let mut started = Vec::new();
     for index in 0..cluster.config.server_count() {
@@ -256,7 +256,7 @@ pub fn start_cluster(
 
 /// Stops servers this start launched (SIGTERM, SIGKILL after a grace period) and removes their
 /// pid files.
-fn abandon(cluster: &Cluster, started: &mut [Started]) {
+fn abandon(cluster: &ClusterDir, started: &mut [Started]) {
     for server in started.iter() {
         if let Some(pid) = Pid::from_raw(server.child.id() as i32) {
             let _ = kill_process(pid, Signal::TERM);

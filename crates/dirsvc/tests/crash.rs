@@ -27,7 +27,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use canopy_dirsvc::client::{Client, DirEntry, FileKind};
-use canopy_dirsvc::cluster::Cluster;
+use canopy_dirsvc::cluster::ClusterDir;
 use canopy_dirsvc::launcher::{ClusterPlan, ServerCommand, init_cluster, spawn_server, wait_ready};
 use canopy_dirsvc::server::{ServerOptions, serve_blocking};
 use common::{check_placement, mkdir_options, owner, settle_splits, sorted_unique};
@@ -74,7 +74,7 @@ fn serve_child(args: &[String]) -> ExitCode {
         let at = args.iter().position(|a| a == flag).expect(flag);
         args[at + 1].clone()
     };
-    let cluster = Cluster::load(&PathBuf::from(value("--cluster"))).unwrap();
+    let cluster = ClusterDir::load(&PathBuf::from(value("--cluster"))).unwrap();
     let index: u32 = value("--index").parse().unwrap();
     match serve_blocking(&ServerOptions::new(cluster, index)) {
         Ok(()) => ExitCode::SUCCESS,
@@ -86,7 +86,7 @@ fn serve_child(args: &[String]) -> ExitCode {
 }
 
 struct Servers {
-    cluster: Cluster,
+    cluster: ClusterDir,
     command: ServerCommand,
     children: Vec<Option<Child>>,
 }

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use super::{Balance, FileSlot, Layout, Phase, ServerCounters, link_name};
 use crate::client::stats::ProbeHistogram;
 use crate::client::{Client, FileKind, MkdirOptions, Owner};
-use crate::cluster::Cluster;
+use crate::cluster::ClusterDir;
 use crate::error::{Error, Result};
 
 /// Shared set-up and tear-down, done by rank 0 between barriers.
@@ -71,7 +71,7 @@ impl Tree {
 }
 
 pub struct DirsvcTarget {
-    cluster: Cluster,
+    cluster: ClusterDir,
     control: Client,
     runtime: tokio::runtime::Runtime,
     options: MkdirOptions,
@@ -83,7 +83,7 @@ impl DirsvcTarget {
     /// `window`: operations each client keeps in flight (1 is mdtest's synchronous client);
     /// `tree`: the directories' names and layout.
     pub fn new(
-        cluster: &Cluster,
+        cluster: &ClusterDir,
         (initial_partitions, split_threshold): (u32, u64),
         window: usize,
         tree: Tree,

@@ -9,7 +9,7 @@ use super::print_json;
 use crate::bench::targets::{DirsvcTarget, PosixTarget, Target, Tree, default_dir_prefix};
 use crate::bench::team::ThreadTeam;
 use crate::bench::{self, BenchPlan, BenchReport, Layout};
-use crate::cluster::{Cluster, DEFAULT_SPLIT_THRESHOLD};
+use crate::cluster::{ClusterDir, DEFAULT_SPLIT_THRESHOLD};
 use crate::error::{Error, Result};
 use crate::launcher::{self, ClusterPlan, ServerCommand, Started};
 
@@ -102,7 +102,7 @@ pub struct BenchArgs {
 
 /// A cluster this command started, stopped (and removed) when the run ends.
 struct TemporaryCluster {
-    cluster: Cluster,
+    cluster: ClusterDir,
     started: Vec<Started>,
     keep: bool,
 }
@@ -149,7 +149,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
     let mut temporary = None;
     if !args.posix_only {
         let cluster = match (&args.cluster, args.servers) {
-            (Some(dir), _) => Cluster::load(dir)?,
+            (Some(dir), _) => ClusterDir::load(dir)?,
             (None, Some(servers)) => {
                 let dir = args.data.clone().unwrap_or_else(|| {
                     std::env::temp_dir().join(format!("canopy-dirsvc-bench-{}", std::process::id()))

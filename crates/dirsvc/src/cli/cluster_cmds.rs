@@ -11,7 +11,7 @@ use canopy_fusekit::duration::{format_duration, parse_duration};
 
 use super::{ClusterArg, block_on, print_json};
 use crate::client::Client;
-use crate::cluster::{CLUSTER_FILE, Cluster, ClusterConfig, DEFAULT_SPLIT_THRESHOLD};
+use crate::cluster::{CLUSTER_FILE, ClusterConfig, ClusterDir, DEFAULT_SPLIT_THRESHOLD};
 use crate::error::Result;
 use crate::launcher::{self, ClusterPlan, ServerCommand};
 use crate::server::{ServerOptions, serve_blocking};
@@ -24,7 +24,7 @@ Examples:
   canopy dirsvc serve --cluster /tmp/one              a one-server cluster (created if new)
   canopy dirsvc serve --cluster /tmp/one --listen 0.0.0.0:7411")]
 pub struct ServeArgs {
-    /// Cluster directory; created as a one-server cluster if it holds none
+    /// ClusterDir directory; created as a one-server cluster if it holds none
     #[arg(long, visible_alias = "data", env = "CANOPY_DIRSVC_CLUSTER", value_name = "DIR")]
     cluster: PathBuf,
     /// Which server of the cluster this is
@@ -40,14 +40,14 @@ pub struct ServeArgs {
 
 pub fn serve(args: ServeArgs) -> Result<()> {
     let cluster = if args.cluster.join(CLUSTER_FILE).exists() || args.cluster.is_file() {
-        Cluster::load(&args.cluster)?
+        ClusterDir::load(&args.cluster)?
     } else {
         let config = ClusterConfig {
             servers: vec![args.listen],
             root_partitions: 1,
             split_threshold: DEFAULT_SPLIT_THRESHOLD,
         };
-        Cluster::create(&args.cluster, config)?
+        ClusterDir::create(&args.cluster, config)?
     };
     let mut options = ServerOptions::new(cluster, args.index);
     if let Some(store) = args.store {
@@ -70,7 +70,7 @@ pub struct StartArgs {
     /// Number of servers (required for a new cluster)
     #[arg(long)]
     servers: Option<usize>,
-    /// Cluster directory
+    /// ClusterDir directory
     #[arg(long, visible_alias = "cluster", value_name = "DIR")]
     data: PathBuf,
     /// Server I listens on 127.0.0.1:PORT+I (default: free ports)
@@ -99,7 +99,7 @@ pub fn start(args: StartArgs) -> Result<()> {
     let existing = args.data.join(CLUSTER_FILE).exists();
     let servers = match (args.servers, existing) {
         (Some(n), _) => n,
-        (None, true) => Cluster::load(&args.data)?.config.servers.len(),
+        (None, true) => ClusterDir::load(&args.data)?.config.servers.len(),
         (None, false) => {
             return Err(crate::error::Error::invalid("a new cluster needs --servers N"));
         }
@@ -147,7 +147,7 @@ Examples:
   canopy dirsvc stop --data /tmp/ds
   canopy dirsvc stop --data /tmp/ds --grace 2")]
 pub struct StopArgs {
-    /// Cluster directory
+    /// ClusterDir directory
     #[arg(long, visible_alias = "cluster", value_name = "DIR")]
     data: PathBuf,
     /// Seconds to wait for a clean exit before SIGKILL
@@ -156,7 +156,7 @@ pub struct StopArgs {
 }
 
 pub fn stop(args: StopArgs) -> Result<()> {
-    let cluster = Cluster::load(&args.data)?;
+    let cluster = ClusterDir::load(&args.data)?;
     let stopped = launcher::stop_cluster(&cluster, Duration::from_secs(args.grace))?;
     if stopped.is_empty() {
         println!("no server of {} was running", cluster.dir.display());
@@ -201,7 +201,7 @@ struct StatusRow {
 }
 
 pub fn status(args: StatusArgs) -> Result<()> {
-    let cluster = Cluster::load(&args.cluster.cluster)?;
+    let cluster = ClusterDir::load(&args.cluster.cluster)?;
     let rows = block_on(async {
         // The transport's own limit stays out of the way of the one reported.
         let client = Client::connect_with_timeout(&cluster, args.timeout + Duration::from_secs(1));

@@ -6,7 +6,7 @@ use clap::Args;
 
 use super::{ClusterArg, block_on, print_json};
 use crate::client::Client;
-use crate::cluster::Cluster;
+use crate::cluster::ClusterDir;
 use crate::fsck::{self, Report};
 
 /// Check link counts, names, orphans and directories over the whole cluster; repair with -y
@@ -37,7 +37,7 @@ pub struct FsckArgs {
 }
 
 pub fn fsck(args: FsckArgs) -> ExitCode {
-    let report = Cluster::load(&args.cluster.cluster)
+    let report = ClusterDir::load(&args.cluster.cluster)
         .and_then(|cluster| block_on(async { fsck::run(&Client::connect(&cluster), args.repair).await })?);
     let report = match report {
         Ok(report) => report,

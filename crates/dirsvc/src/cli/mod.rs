@@ -61,7 +61,7 @@ pub enum DirsvcCommand {
 /// Where the cluster is: its directory (with cluster.json and secret).
 #[derive(Args, Debug, Clone)]
 pub struct ClusterArg {
-    /// Cluster directory (or its cluster.json), as created by `canopy dirsvc start`
+    /// ClusterDir directory (or its cluster.json), as created by `canopy dirsvc start`
     #[arg(long, env = "CANOPY_DIRSVC_CLUSTER", value_name = "DIR")]
     pub cluster: PathBuf,
 }

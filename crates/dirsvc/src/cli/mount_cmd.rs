@@ -9,7 +9,7 @@ use canopy_fusekit::{Daemon, Foreground, Unmounted, signals};
 use clap::Args;
 
 use super::ClusterArg;
-use crate::cluster::Cluster;
+use crate::cluster::ClusterDir;
 use crate::mount::{MountOptions, session};
 
 const DAEMON: Daemon = Daemon { env: "CANOPY_DIRSVC_MOUNT_BACKGROUND", program: "canopy dirsvc mount" };
@@ -119,7 +119,7 @@ pub fn mount(args: MountArgs) -> ExitCode {
 }
 
 fn serve(args: &MountArgs) -> Result<(), String> {
-    let cluster = Cluster::load(&args.cluster.cluster).map_err(|e| e.to_string())?;
+    let cluster = ClusterDir::load(&args.cluster.cluster).map_err(|e| e.to_string())?;
     // Before any thread starts: they all inherit the blocked signals.
     let signals = signals::block().map_err(|e| format!("cannot block signals: {e}"))?;
     let options = MountOptions {

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::{ClusterArg, block_on, parse_mode, print_json};
 use crate::client::{Attributes, Client, DirEntry, FileKind, MkdirOptions, Owner};
-use crate::cluster::Cluster;
+use crate::cluster::ClusterDir;
 use crate::error::Result;
 
 /// Runs `work` with a client of the cluster, inside a runtime (channels need one to exist).
@@ -16,7 +16,7 @@ fn with_client<T, F>(arg: &ClusterArg, work: impl FnOnce(Client) -> F) -> Result
 where
     F: Future<Output = Result<T>>,
 {
-    let cluster = Cluster::load(&arg.cluster)?;
+    let cluster = ClusterDir::load(&arg.cluster)?;
     block_on(async { work(Client::connect(&cluster)).await })?
 }
 

@@ -16,7 +16,7 @@ pub mod types;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use crate::cluster::Cluster;
+use crate::cluster::ClusterDir;
 use crate::error::{Error, ErrorKind, Result};
 use crate::ids::{ROOT_ID, home_server};
 use crate::mapping::{Bitmap, name_hash, tree_height};
@@ -87,7 +87,7 @@ pub struct Resolved {
 }
 
 pub struct Client {
-    cluster: Cluster,
+    cluster: ClusterDir,
     servers: Vec<RpcClient>,
     dirs: Mutex<HashMap<u64, Arc<DirInfo>>>,
     stats: ProbeStats,
@@ -121,13 +121,13 @@ struct CreateFields {
 impl Client {
     /// A client of `cluster`; connections open on first use. Call it inside a tokio runtime
     /// (the one that will drive the client).
-    pub fn connect(cluster: &Cluster) -> Self {
+    pub fn connect(cluster: &ClusterDir) -> Self {
         Self::connect_with_timeout(cluster, REQUEST_TIMEOUT)
     }
 
     /// A client whose requests fail as unavailable after `timeout` (a server that is down fails
     /// them at once: its connection is refused).
-    pub fn connect_with_timeout(cluster: &Cluster, timeout: std::time::Duration) -> Self {
+    pub fn connect_with_timeout(cluster: &ClusterDir, timeout: std::time::Duration) -> Self {
         Self {
             servers: cluster
                 .config
@@ -141,7 +141,7 @@ impl Client {
         }
     }
 
-    pub fn cluster(&self) -> &Cluster {
+    pub fn cluster(&self) -> &ClusterDir {
         &self.cluster
     }
 

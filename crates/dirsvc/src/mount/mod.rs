@@ -31,14 +31,14 @@ use fuser::{Config, MountOption, Session, SessionACL};
 use self::core::{MountCore, Settings};
 use self::fs::DirsvcFs;
 use crate::client::Client;
-use crate::cluster::Cluster;
+use crate::cluster::ClusterDir;
 use crate::error::{Error, ErrorKind, Result};
 use crate::ids::{ROOT_ID, home_server};
 
 /// What a mount is made of.
 #[derive(Clone, Debug)]
 pub struct MountOptions {
-    pub cluster: Cluster,
+    pub cluster: ClusterDir,
     pub mountpoint: PathBuf,
     /// How long the kernel may cache names and attributes.
     pub ttl: Duration,

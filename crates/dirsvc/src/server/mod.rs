@@ -42,7 +42,7 @@ use self::touches::Touches;
 use self::writer::{Writer, WriterEvents, WriterShared};
 use crate::auth::CheckSecret;
 use crate::client::Client;
-use crate::cluster::Cluster;
+use crate::cluster::ClusterDir;
 use crate::error::{Error, Result};
 use crate::proto::metadata_server::MetadataServer;
 use crate::transport::{REQUEST_TIMEOUT, connect_lazy};
@@ -60,14 +60,14 @@ const EFFECT_WAIT: Duration = Duration::from_secs(1);
 const DELIVERY_TIMEOUT: Duration = Duration::from_secs(5);
 
 pub struct ServerOptions {
-    pub cluster: Cluster,
+    pub cluster: ClusterDir,
     pub index: u32,
     /// Where the store lives; by default `CLUSTER/server-INDEX/store`.
     pub store_dir: PathBuf,
 }
 
 impl ServerOptions {
-    pub fn new(cluster: Cluster, index: u32) -> Self {
+    pub fn new(cluster: ClusterDir, index: u32) -> Self {
         let store_dir = cluster.server_dir(index).join("store");
         Self { cluster, index, store_dir }
     }

@@ -5,14 +5,14 @@
 use std::collections::BTreeSet;
 
 use canopy_dirsvc::client::{Client, MkdirOptions, Owner};
-use canopy_dirsvc::cluster::{Cluster, ClusterConfig};
+use canopy_dirsvc::cluster::{ClusterConfig, ClusterDir};
 use canopy_dirsvc::mapping::name_hash;
 use canopy_dirsvc::server::{self, RunningServer, ServerOptions};
 use tokio::net::TcpListener;
 
 pub struct TestCluster {
     pub dir: tempfile::TempDir,
-    pub cluster: Cluster,
+    pub cluster: ClusterDir,
     pub servers: Vec<RunningServer>,
 }
 
@@ -28,7 +28,7 @@ impl TestCluster {
             root_partitions,
             split_threshold,
         };
-        let cluster = Cluster::create(dir.path(), config).unwrap();
+        let cluster = ClusterDir::create(dir.path(), config).unwrap();
         let mut running = Vec::new();
         for (index, listener) in listeners.into_iter().enumerate() {
             let options = ServerOptions::new(cluster.clone(), index as u32);
