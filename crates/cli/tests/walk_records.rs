@@ -8,7 +8,7 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
-use tree::{Found, build, find, run_canopy};
+use tree::{Found, find, hostile_tree, run_canopy};
 
 /// One record, with every column compared.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -93,9 +93,7 @@ fn assert_same_rows(got: BTreeMap<Vec<u8>, Row>, expected: &BTreeMap<Vec<u8>, Ro
 #[test]
 fn json_lines_records_match_find() {
     let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("tree");
-    std::fs::create_dir(&root).unwrap();
-    build(&root);
+    let root = hostile_tree(tmp.path());
     let output = tmp.path().join("records.jsonl");
     let summary = walk_with_output(&root, &output);
     let (found, _) = find(&[&root], &[]);
@@ -154,9 +152,7 @@ fn parquet_and_json_lines_read_back_by_duckdb_match_find() {
         return;
     };
     let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("tree");
-    std::fs::create_dir(&root).unwrap();
-    build(&root);
+    let root = hostile_tree(tmp.path());
     let parquet = tmp.path().join("records.parquet");
     let jsonl = tmp.path().join("records.jsonl");
     walk_with_output(&root, &parquet);

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
-use tree::{Found, build, find, run_canopy};
+use tree::{Found, find, hostile_tree, run_canopy};
 
 const TOP: usize = 5;
 
@@ -67,17 +67,17 @@ fn expected_owners(
 #[test]
 fn json_summary_matches_find_and_round_trips() {
     let tmp = tempfile::tempdir().unwrap();
-    build(tmp.path());
-    let (found, status) = find(&[tmp.path()], &[]);
+    let root = hostile_tree(tmp.path());
+    let (found, status) = find(&[&root], &[]);
     assert_eq!(status, 0);
-    let (report, value) = walk_json(&[tmp.path()]);
+    let (report, value) = walk_json(&[&root]);
 
     // Round trip: the typed report holds every field of the document, and nothing else.
     assert_eq!(serde_json::to_value(&report).unwrap(), value);
     assert_eq!(report.format, "canopy.walk.summary");
     assert_eq!(report.version, 1);
     assert_eq!(report.errors, 0);
-    assert_eq!(bytes(&report.roots[0]), tmp.path().as_os_str().as_bytes());
+    assert_eq!(bytes(&report.roots[0]), root.as_os_str().as_bytes());
 
     // Counts and bytes by type, and in total.
     assert_eq!(report.totals, totals(&found));
@@ -107,7 +107,7 @@ fn json_summary_matches_find_and_round_trips() {
     let expected: Vec<(Vec<u8>, u64)> = files.iter().take(TOP).map(|e| (e.path.clone(), e.size)).collect();
     let got: Vec<(Vec<u8>, u64)> = report.largest_files.iter().map(|f| (bytes(&f.path), f.size)).collect();
     assert_eq!(got, expected);
-    assert_eq!(got[0].0, tmp.path().join("a/sparse").as_os_str().as_bytes());
+    assert_eq!(got[0].0, root.join("sizes/sparse").as_os_str().as_bytes());
 
     // Widest directories: entries per directory, empty ones included.
     let mut width: HashMap<&[u8], u64> =
@@ -161,16 +161,14 @@ fn json_summary_matches_find_and_round_trips() {
         expected[bucket(e)].2 += 1;
     }
     assert_eq!(got, expected);
-    for (k, n) in [(0, 1), (2, 1), (4, 1), (6, 1), (7, 1)] {
-        assert_eq!(got[k].2, n, "the aged file of bucket {k}");
-    }
+    assert!(got.iter().all(|bucket| bucket.2 > 0), "the tree has a file of every age: {got:?}");
 }
 
 #[test]
 fn several_roots_add_up() {
     let tmp = tempfile::tempdir().unwrap();
-    build(tmp.path());
-    let (a, wide) = (tmp.path().join("a"), tmp.path().join("wide"));
+    let root = hostile_tree(tmp.path());
+    let (a, wide) = (root.join("sub"), root.join("wide"));
     let (found, _) = find(&[&a, &wide], &[]);
     let (report, _) = walk_json(&[&a, &wide]);
     assert_eq!(report.totals, totals(&found));
@@ -180,9 +178,9 @@ fn several_roots_add_up() {
 #[test]
 fn text_summary_shows_the_totals() {
     let tmp = tempfile::tempdir().unwrap();
-    build(tmp.path());
-    let (found, _) = find(&[tmp.path()], &[]);
-    let out = run_canopy(&["walk".as_ref(), tmp.path().as_os_str()]);
+    let root = hostile_tree(tmp.path());
+    let (found, _) = find(&[&root], &[]);
+    let out = run_canopy(&["walk".as_ref(), root.as_os_str()]);
     assert_eq!(out.status.code(), Some(0));
     let text = String::from_utf8(out.stdout).unwrap();
     let first = text.lines().next().unwrap();

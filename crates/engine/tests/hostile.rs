@@ -43,40 +43,18 @@ fn run(root: &[u8], follow: Follow) -> (Vec<Vec<u8>>, Vec<WalkError>) {
 #[test]
 fn walks_and_prints_paths_longer_than_path_max() {
     let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().as_os_str().as_bytes().to_vec();
+    let top = tmp.path().join("deep");
     // 45 levels of 200-byte names: about 9 KiB of path, over twice PATH_MAX.
-    let name = vec![b'n'; 200];
-    let dir = rustix::fs::openat(
-        rustix::fs::CWD,
-        tmp.path(),
-        rustix::fs::OFlags::DIRECTORY,
-        rustix::fs::Mode::empty(),
-    )
-    .unwrap();
-    let mut fd = dir;
+    canopy_testkit::deep_chain(&top, 45);
+    let root = top.as_os_str().as_bytes().to_vec();
     let mut expected = vec![root.clone()];
     let mut path = root.clone();
     for _ in 0..45 {
-        rustix::fs::mkdirat(&fd, name.as_slice(), rustix::fs::Mode::from_raw_mode(0o755)).unwrap();
-        fd = rustix::fs::openat(
-            &fd,
-            name.as_slice(),
-            rustix::fs::OFlags::DIRECTORY,
-            rustix::fs::Mode::empty(),
-        )
-        .unwrap();
         path.push(b'/');
-        path.extend_from_slice(&name);
+        path.extend_from_slice(&[b'd'; 200]);
         expected.push(path.clone());
     }
-    rustix::fs::openat(
-        &fd,
-        "leaf",
-        rustix::fs::OFlags::CREATE | rustix::fs::OFlags::WRONLY,
-        rustix::fs::Mode::from_raw_mode(0o644),
-    )
-    .unwrap();
-    expected.push([path.as_slice(), b"/leaf"].concat());
+    expected.push([path.as_slice(), b"/bottom.txt"].concat());
     expected.sort();
     assert!(expected.iter().map(Vec::len).max().unwrap() > 2 * 4096);
     let (paths, errors) = run(&root, Follow::Never);
@@ -85,14 +63,14 @@ fn walks_and_prints_paths_longer_than_path_max() {
     // A root longer than PATH_MAX is opened piece by piece.
     let (paths, errors) = run(&path, Follow::Never);
     assert!(errors.is_empty(), "{errors:?}");
-    assert_eq!(paths, vec![path.clone(), [path.as_slice(), b"/leaf"].concat()]);
+    assert_eq!(paths, vec![path.clone(), [path.as_slice(), b"/bottom.txt"].concat()]);
 }
 
 #[test]
 fn odd_names_come_back_byte_exact() {
     let tmp = tempfile::tempdir().unwrap();
-    let names: Vec<&[u8]> =
-        vec![b"new\nline", b"tab\there", b"-dash", b"\xff\xfe invalid utf8", &[b'x'; 255], b" space "];
+    let long = [b'x'; 255];
+    let names: Vec<&[u8]> = canopy_testkit::ODD_NAMES.into_iter().chain([&long[..]]).collect();
     for n in &names {
         std::fs::write(tmp.path().join(std::ffi::OsStr::from_bytes(n)), b"").unwrap();
     }

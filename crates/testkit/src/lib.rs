@@ -1,9 +1,11 @@
 //! What the test suites share about the machine they run on: whether they run as root, whether
 //! FUSE mounts can be made, and how a test that cannot run here says so instead of passing silently;
-//! and the parts of their test trees that several suites build.
+//! and the hostile test tree that every tree tool's suite builds.
 
+mod hostile;
 mod tree;
 
+pub use hostile::{DEEP_LEVELS, ODD_NAMES, SIZES, hostile_tree, mkfifo, set_times};
 pub use tree::deep_chain;
 
 use std::io::Write;

@@ -1,4 +1,4 @@
-//! Parts of the hostile test trees that several suites build.
+//! A chain of directories whose full path is longer than PATH_MAX.
 
 use rustix::fs::{CWD, Mode, OFlags, mkdirat, openat};
 use std::path::Path;

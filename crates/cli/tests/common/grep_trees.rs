@@ -22,21 +22,8 @@ const LINES: &[&[u8]] = &[
     b"bar",
 ];
 
-const NAMES: &[&[u8]] = &[
-    b"new\nline",
-    b"tab\there",
-    b"-dash",
-    b"\xff\xfe not utf8",
-    b" space ",
-    "caf\u{e9}.txt".as_bytes(),
-    b"[a].txt",
-    b"colon:name",
-    b"back\\slash",
-    b".hidden",
-    b"UPPER.TXT",
-    b"notes.md",
-    b"main.rs",
-];
+/// Names beside the hostile tree's odd names that --include, --exclude and -t have to tell apart.
+const TYPED_NAMES: [&[u8]; 3] = [b"colon:name", b"notes.md", b"main.rs"];
 
 fn content(rng: &mut fastrand::Rng) -> Vec<u8> {
     let mut out = Vec::new();
@@ -58,7 +45,7 @@ pub fn grep_tree(base: &Path) -> PathBuf {
     let root = base.join("tree");
     for dir in ["", "sub", "sub/deeper/deepest", "many", "bin"] {
         std::fs::create_dir_all(root.join(dir)).unwrap();
-        for name in NAMES {
+        for name in canopy_testkit::ODD_NAMES.into_iter().chain(TYPED_NAMES) {
             std::fs::write(root.join(dir).join(OsStr::from_bytes(name)), content(&mut rng)).unwrap();
         }
     }

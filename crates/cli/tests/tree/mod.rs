@@ -1,14 +1,11 @@
-//! A hostile test tree and GNU find as the oracle, shared by the `canopy walk` end-to-end tests.
+//! GNU find as the oracle of the `canopy walk` end-to-end tests.
 #![allow(dead_code)] // each test binary uses a different subset
 
-use rustix::fs::{CWD, Mode};
 use std::ffi::OsStr;
-use std::fs::{self, File, FileTimes};
-use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{chown, lchown, symlink};
+use std::fs;
 use std::path::Path;
 use std::process::{Command, Output};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 pub const DAY: Duration = Duration::from_secs(86_400);
 
@@ -22,88 +19,7 @@ pub fn run_canopy(args: &[&OsStr]) -> Output {
 }
 
 #[allow(unused_imports)] // each test binary uses some of them
-pub use canopy_testkit::{deep_chain, is_root, root_or_skip};
-
-/// Builds the tree under `root` (which must exist): every file type, hard links, a sparse file,
-/// symlinks (dangling, to a directory), odd names, files of known ages, a wide directory, and a
-/// path longer than PATH_MAX. As root, also device nodes and files of other (and unnamed) owners.
-pub fn build(root: &Path) {
-    let at = |rel: &str| root.join(rel);
-    for dir in ["a", "a/b", "a/b/c", "wide", "odd", "ages"] {
-        fs::create_dir(at(dir)).unwrap();
-    }
-    for (rel, size) in [
-        ("a/empty", 0),
-        ("a/one", 1),
-        ("a/b/three", 3),
-        ("a/b/c/kilo", 1000),
-        ("a/five_k", 5000),
-        ("a/b/big", 70_000),
-        ("a/b/c/shared", 8192),
-    ] {
-        write_file(&at(rel), size);
-    }
-    fs::hard_link(at("a/b/c/shared"), at("a/link_to_shared")).unwrap();
-    fs::hard_link(at("a/b/c/shared"), at("wide/another_link")).unwrap();
-
-    // 10 MiB apparent, one 4 KiB block written in the middle.
-    let sparse = File::create(at("a/sparse")).unwrap();
-    sparse.set_len(10 << 20).unwrap();
-    std::os::unix::fs::FileExt::write_all_at(&sparse, &[7u8; 4096], 1 << 20).unwrap();
-
-    symlink("one", at("a/to_file")).unwrap();
-    symlink("nowhere", at("a/dangling")).unwrap();
-    symlink("b", at("a/to_dir")).unwrap();
-    rustix::fs::mknodat(CWD, at("a/fifo"), rustix::fs::FileType::Fifo, Mode::from_raw_mode(0o644), 0)
-        .unwrap();
-    drop(std::os::unix::net::UnixListener::bind(at("a/sock")).unwrap());
-
-    let odd = at("odd");
-    for name in [&b"new\nline"[..], b"bad\xff\xfe", b"-dash", b"tab\tname", b"sp ace", &[b'n'; 255]] {
-        write_file(&odd.join(OsStr::from_bytes(name)), name.len() as u64);
-    }
-
-    for i in 0..60 {
-        write_file(&at(&format!("wide/f{i:02}")), i * 10);
-    }
-
-    let now = SystemTime::now();
-    for (rel, mtime) in [
-        ("ages/future", now + 2 * DAY),
-        ("ages/three_days", now - 3 * DAY),
-        ("ages/forty_days", now - 40 * DAY),
-        ("ages/two_years", now - 730 * DAY),
-        ("ages/ten_years", now - 3650 * DAY),
-    ] {
-        write_file(&at(rel), 10);
-        File::options()
-            .write(true)
-            .open(at(rel))
-            .unwrap()
-            .set_times(FileTimes::new().set_modified(mtime).set_accessed(mtime))
-            .unwrap();
-    }
-
-    deep_chain(&at("deep"), 30);
-
-    if is_root() {
-        chown(at("a/b/big"), Some(65534), Some(65534)).unwrap();
-        chown(odd.join("-dash"), Some(54321), Some(54322)).unwrap();
-        lchown(at("a/dangling"), Some(65534), None).unwrap();
-        let dev = |name: &str, kind, major, minor| {
-            rustix::fs::mknodat(
-                CWD,
-                at(name),
-                kind,
-                Mode::from_raw_mode(0o600),
-                rustix::fs::makedev(major, minor),
-            )
-            .unwrap();
-        };
-        dev("a/null", rustix::fs::FileType::CharacterDevice, 1, 3);
-        dev("a/loop", rustix::fs::FileType::BlockDevice, 7, 0);
-    }
-}
+pub use canopy_testkit::{hostile_tree, is_root, root_or_skip};
 
 pub fn write_file(path: &Path, size: u64) {
     fs::write(path, vec![b'x'; size as usize]).unwrap();

@@ -4,5 +4,4 @@
 mod concurrency;
 mod passthrough;
 mod support;
-mod tree;
 mod writes;

@@ -5,7 +5,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 use crate::support::{TestMount, assert_same_records, find_records, fuse_available, tool_records};
-use crate::tree::{DEEP_LEVELS, build_deep_chain, build_hostile_tree, is_root};
+use canopy_testkit::{DEEP_LEVELS, hostile_tree, is_root};
 
 /// Everything `find` can say about an entry except the access time (reading changes it) and the
 /// device number (the mount is another device).
@@ -13,14 +13,13 @@ pub const FIND_FORMAT: &str = "%P\\t%y %s %b %m %n %U %G %i %T@ %C@ %l\\0";
 
 fn hostile_source() -> tempfile::TempDir {
     let source = tempfile::tempdir().unwrap();
-    build_hostile_tree(source.path());
-    build_deep_chain(source.path());
+    hostile_tree(source.path());
     source
 }
 
 fn assert_find_agrees(source: &Path, mount: &Path) {
     let expected = find_records(source, FIND_FORMAT);
-    assert!(expected.len() > 60 + DEEP_LEVELS, "the tree has {} entries", expected.len());
+    assert!(expected.len() > 150 + DEEP_LEVELS, "the tree has {} entries", expected.len());
     assert_same_records(&expected, &find_records(mount, FIND_FORMAT), "find -printf");
 }
 
@@ -60,23 +59,24 @@ fn du_ls_and_stat_agree_with_the_source() {
         assert_same_records(&expected, &tool_records(mnt, "du", du, 0), &format!("du {du:?}"));
     }
 
-    let dirs = ["plain", "names", "links", "special", "empty-dir", "nest"];
+    // ls -R stops at PATH_MAX, so every directory but the deep chain, and the top without -R.
+    let dirs =
+        ["tree/sizes", "tree/sub", "tree/modes", "tree/times", "tree/wide", "tree/nest", "tree/empty-dir"];
     let ls: Vec<&str> = ["-lRan", "-b", "--time-style=+%s.%N"].into_iter().chain(dirs).collect();
     let expected = tool_records(src, "ls", &ls, b'\n');
     assert_same_records(&expected, &tool_records(mnt, "ls", &ls, b'\n'), "ls -lRan");
+    let ls = ["-lan", "-b", "--time-style=+%s.%N", "tree"];
+    assert_same_records(
+        &tool_records(src, "ls", &ls, b'\n'),
+        &tool_records(mnt, "ls", &ls, b'\n'),
+        "ls -lan",
+    );
 
     let mut stat = vec!["--printf=%n|%i|%h|%s|%b|%f|%u|%g|%t:%T|%y|%z|%N\\0"];
-    let files: Vec<String> = dirs[..4]
+    let files: Vec<String> = ["tree", "tree/sizes", "tree/sub", "tree/modes"]
         .iter()
         .flat_map(|dir| fs::read_dir(src.join(dir)).unwrap())
-        .map(|entry| {
-            let entry = entry.unwrap();
-            format!(
-                "{}/{}",
-                entry.path().parent().unwrap().file_name().unwrap().to_string_lossy(),
-                entry.file_name().to_string_lossy()
-            )
-        })
+        .map(|entry| entry.unwrap().path().strip_prefix(src).unwrap().to_string_lossy().into_owned())
         .filter(|name| !name.contains('\u{fffd}')) // names that are not UTF-8 cannot be passed as &str
         .collect();
     stat.extend(files.iter().map(String::as_str));
@@ -91,16 +91,16 @@ fn hard_links_stay_one_inode_and_devices_keep_their_numbers() {
         return;
     }
     let source = tempfile::tempdir().unwrap();
-    build_hostile_tree(source.path());
+    hostile_tree(source.path());
     let mount = TestMount::new(source.path(), |_| {});
-    let links = ["links/hard-1", "links/hard-2", "names/hard-3"]
+    let links = ["tree/sub/mid.rs", "tree/hardlink-to-mid", "tree/sub/deeper/mid-again"]
         .map(|p| fs::symlink_metadata(mount.path().join(p)).unwrap());
-    let source_ino = fs::symlink_metadata(source.path().join("links/hard-1")).unwrap().ino();
+    let source_ino = fs::symlink_metadata(source.path().join("tree/sub/mid.rs")).unwrap().ino();
     for link in &links {
         assert_eq!((link.ino(), link.nlink()), (source_ino, 3));
     }
     if is_root() {
-        for device in ["special/char-1-3", "special/block-7-200"] {
+        for device in ["tree/char-1-3", "tree/block-7-200"] {
             let on_mount = fs::symlink_metadata(mount.path().join(device)).unwrap().rdev();
             let on_source = fs::symlink_metadata(source.path().join(device)).unwrap().rdev();
             assert_eq!(on_mount, on_source, "{device}");
@@ -114,11 +114,11 @@ fn file_contents_and_link_targets_read_through_the_mount() {
         return;
     }
     let source = tempfile::tempdir().unwrap();
-    build_hostile_tree(source.path());
+    hostile_tree(source.path());
     let mount =
         TestMount::new(source.path(), |options| options.data_delay = std::time::Duration::from_micros(50));
     let mut compared = 0;
-    for dir in ["plain", "names", "links"] {
+    for dir in ["tree", "tree/sizes", "tree/sub"] {
         for entry in fs::read_dir(source.path().join(dir)).unwrap() {
             let entry = entry.unwrap();
             let on_mount = mount.path().join(dir).join(entry.file_name());

@@ -10,7 +10,7 @@ use rustix::fs::{CWD, RenameFlags, renameat_with};
 
 use crate::passthrough::FIND_FORMAT;
 use crate::support::{TestMount, assert_same_records, find_records, fuse_available};
-use crate::tree::{build_deep_chain, build_hostile_tree, is_root};
+use canopy_testkit::{hostile_tree, is_root};
 
 /// What a faithful copy keeps: everything but inode numbers and change times.
 const COPY_FORMAT: &str = "%P\\t%y %s %b %m %n %U %G %T@ %l\\0";
@@ -26,12 +26,12 @@ fn cp_a_into_the_mount_makes_a_faithful_copy() {
         return;
     }
     let source = tempfile::tempdir().unwrap();
-    let original = source.path().join("original");
-    fs::create_dir(&original).unwrap();
-    build_hostile_tree(&original);
+    let original = hostile_tree(source.path());
+    // GNU cp stops at PATH_MAX ("File name too long"), so the chain longer than that goes first.
+    fs::remove_dir_all(original.join("deep")).unwrap();
     let mount = TestMount::new(source.path(), |_| {});
 
-    run("cp", &[std::path::Path::new("-a"), &mount.path().join("original"), &mount.path().join("copy")]);
+    run("cp", &[std::path::Path::new("-a"), &mount.path().join("tree"), &mount.path().join("copy")]);
 
     let copy = source.path().join("copy");
     assert_same_records(
@@ -67,13 +67,15 @@ fn rm_rf_through_the_mount_removes_a_tree_deeper_than_path_max() {
         return;
     }
     let source = tempfile::tempdir().unwrap();
-    build_deep_chain(source.path());
-    build_hostile_tree(source.path());
+    let tree = hostile_tree(source.path());
     let mount = TestMount::new(source.path(), |_| {});
-    run("rm", &[std::path::Path::new("-rf"), &mount.path().join("deep"), &mount.path().join("names")]);
-    assert!(!source.path().join("deep").exists());
-    assert!(!source.path().join("names").exists());
-    assert!(source.path().join("plain/big").exists(), "nothing else went");
+    run(
+        "rm",
+        &[std::path::Path::new("-rf"), &mount.path().join("tree/deep"), &mount.path().join("tree/sub")],
+    );
+    assert!(!tree.join("deep").exists());
+    assert!(!tree.join("sub").exists());
+    assert!(tree.join("sizes/f70000").exists(), "nothing else went");
 }
 
 #[test]
