@@ -3,13 +3,13 @@
 //! whole job, so no rank waits for it forever. The processes are this test binary again, started
 //! (by itself or by mpirun) to run `child_process_entry`.
 
-use canopy_distwalk::{Cluster, Plan};
+mod common;
+
 use canopy_engine::{Action, Cx, DistributedVisitor, Entry, Visitor, WalkOptions};
-use std::os::unix::ffi::OsStrExt;
+use canopy_testkit::mpirun::run_within;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The tree a child walks and the scheduler it uses (set by the test that starts it).
 const TREE: &str = "CANOPY_TEST_PANIC_TREE";
@@ -38,11 +38,7 @@ impl DistributedVisitor for PanicAt {}
 #[test]
 #[ignore = "entry point of the processes the other tests start; does nothing on its own"]
 fn child_process_entry() {
-    let Some(tree) = std::env::var_os(TREE) else { return };
-    let cluster = Cluster::init().expect("a launch this build serves");
-    let root = tree.as_bytes().to_vec();
-    let sched = std::env::var(SCHED).ok().map(|s| s.parse().expect("a scheduler")).unwrap_or_default();
-    let plan = Plan { sched, ..Plan::default() };
+    let Some((cluster, root, plan)) = common::child_setup(TREE, SCHED) else { return };
     let walked =
         catch_unwind(AssertUnwindSafe(|| cluster.walk(&[root], &WalkOptions::default(), &PanicAt, &plan)));
     let payload = walked.err().expect("the walk fails");
@@ -61,36 +57,13 @@ fn tree(root: &Path) {
     std::fs::write(root.join("d27/e/f/victim"), b"").unwrap();
 }
 
-/// Runs `cmd`, killing it and failing the test if it is still running after `limit`.
-fn output_within(mut cmd: Command, limit: Duration) -> Output {
-    let mut child = cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
-    let started = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if started.elapsed() > limit {
-            let _ = child.kill();
-            panic!("{cmd:?} still running after {limit:?}: a failed walk hung");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    child.wait_with_output().unwrap()
-}
-
-fn child(tree: &Path) -> Vec<String> {
-    let exe = std::env::current_exe().unwrap().to_string_lossy().into_owned();
-    let tree = tree.to_string_lossy().into_owned();
-    [exe, "--ignored".into(), "--exact".into(), "child_process_entry".into(), "--nocapture".into(), tree]
-        .into_iter()
-        .collect()
-}
-
 #[test]
 fn one_process_reports_the_panic_with_its_path_and_exits_70() {
     let tmp = tempfile::tempdir().unwrap();
     tree(tmp.path());
-    let argv = child(tmp.path());
-    let mut cmd = Command::new(&argv[0]);
-    cmd.args(&argv[1..5]).env(TREE, &argv[5]);
-    let out = output_within(cmd, Duration::from_secs(60));
+    let mut cmd = common::child();
+    cmd.env(TREE, tmp.path());
+    let out = run_within(cmd, Duration::from_secs(60));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(70), "{stderr}");
     let victim = tmp.path().join("d27/e/f/victim");
@@ -103,19 +76,10 @@ fn one_process_reports_the_panic_with_its_path_and_exits_70() {
 fn under_mpirun_the_rank_that_panics_aborts_the_job() {
     let tmp = tempfile::tempdir().unwrap();
     tree(tmp.path());
-    let argv = child(tmp.path());
     for sched in ["h-drqs", "drqs", "cp"] {
-        // Session files of its own: Open MPI's shared default races with other mpiruns' cleanup.
-        let session = tempfile::tempdir().unwrap();
-        let mut cmd = Command::new("mpirun");
-        cmd.args(["--oversubscribe", "-n", "3", "-x", TREE, "-x", SCHED])
-            .args(&argv[..5])
-            .env(TREE, &argv[5])
-            .env(SCHED, sched)
-            .env("OMPI_MCA_orte_tmpdir_base", session.path())
-            .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-            .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
-        let out = output_within(cmd, Duration::from_secs(120));
+        let mut cmd = common::children_under_mpirun(3, &[TREE, SCHED]);
+        cmd.env(TREE, tmp.path()).env(SCHED, sched);
+        let out = run_within(cmd, Duration::from_secs(120));
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success(), "{sched}: {stderr}");
         assert!(

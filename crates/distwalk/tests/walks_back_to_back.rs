@@ -5,9 +5,9 @@
 //! rank 0 idle, and so pass the token on, moments after each walk starts: every walk is a chance.
 //! The processes are this test binary again, started by mpirun to run `child_process_entry`.
 
-use canopy_distwalk::{Cluster, Plan};
+mod common;
+
 use canopy_engine::{Action, Cx, DistributedVisitor, Entry, Visitor, WalkOptions};
-use std::os::unix::ffi::OsStrExt;
 
 /// The tree the children walk, and the scheduler they use (set by the test that starts them).
 const TREE: &str = "CANOPY_TEST_BACK_TO_BACK_TREE";
@@ -38,11 +38,7 @@ impl DistributedVisitor for Count {}
 #[test]
 #[ignore = "entry point of the processes the other tests start; does nothing on its own"]
 fn child_process_entry() {
-    let Some(tree) = std::env::var_os(TREE) else { return };
-    let cluster = Cluster::init().expect("a launch this build serves");
-    let root = tree.as_bytes().to_vec();
-    let sched = std::env::var(SCHED).ok().map(|s| s.parse().expect("a scheduler")).unwrap_or_default();
-    let plan = Plan { sched, ..Plan::default() };
+    let Some((cluster, root, plan)) = common::child_setup(TREE, SCHED) else { return };
     let options = WalkOptions::default();
     let expected: u64 =
         canopy_engine::walk(std::slice::from_ref(&root), &options, &Count).states.iter().sum();
@@ -61,39 +57,16 @@ fn child_process_entry() {
 #[cfg(feature = "mpi")]
 #[test]
 fn walks_back_to_back_under_mpirun_all_end() {
-    use std::process::{Command, Stdio};
-    use std::time::{Duration, Instant};
     let tmp = tempfile::tempdir().unwrap();
     for d in 0..4 {
         std::fs::create_dir_all(tmp.path().join(format!("d{d}/e"))).unwrap();
         std::fs::write(tmp.path().join(format!("d{d}/e/x")), b"").unwrap();
     }
-    let exe = std::env::current_exe().unwrap();
     for sched in ["pa-drqs", "drqs", "cp"] {
-        // Session files of its own: Open MPI's shared default races with other mpiruns' cleanup.
-        let session = tempfile::tempdir().unwrap();
-        let mut cmd = Command::new("mpirun");
-        cmd.args(["--oversubscribe", "-n", "8", "-x", TREE, "-x", SCHED])
-            .arg(&exe)
-            .args(["--ignored", "--exact", "child_process_entry", "--nocapture"])
-            .env(TREE, tmp.path())
-            .env(SCHED, sched)
-            .env("OMPI_MCA_orte_tmpdir_base", session.path())
-            .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-            .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let mut child = cmd.spawn().expect("mpirun (Open MPI) is installed by scripts/setup");
-        let (started, limit) = (Instant::now(), Duration::from_secs(240));
-        while child.try_wait().unwrap().is_none() {
-            if started.elapsed() > limit {
-                let _ = child.kill();
-                panic!("{sched}: {WALKS} walks back to back still running after {limit:?}: a walk hung");
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let out = child.wait_with_output().unwrap();
+        let mut cmd = common::children_under_mpirun(8, &[TREE, SCHED]);
+        cmd.env(TREE, tmp.path()).env(SCHED, sched);
+        // A hang fails the test here, after 240 s.
+        let out = canopy_testkit::mpirun::run_within(cmd, std::time::Duration::from_secs(240));
         let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
         assert!(out.status.success(), "{sched}: {stderr}");
         assert!(stdout.contains(&format!("{WALKS} walks of ")), "{sched}: {stdout}");

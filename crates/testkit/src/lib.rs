@@ -3,6 +3,7 @@
 //! and the hostile test tree that every tree tool's suite builds.
 
 mod hostile;
+pub mod mpirun;
 mod tree;
 
 pub use hostile::{DEEP_LEVELS, ODD_NAMES, SIZES, hostile_tree, mkfifo, set_times};

@@ -1,72 +1,17 @@
-//! Running the binary under `mpirun` (Open MPI) in tests: every run has a time limit, so a hang
-//! fails the test instead of blocking it, and a test can find one rank's process to stop or kill.
+//! Running the `canopy` binary under `mpirun` in tests (the launch itself is canopy-testkit's),
+//! and finding one rank's process to stop or kill.
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Output};
+use std::time::Duration;
+
+#[allow(unused_imports)] // each test binary uses some of them
+pub use canopy_testkit::mpirun::{output_within, run_within};
 
 /// `mpirun --oversubscribe -n N [OPTIONS] canopy ARGS`, allowed to run as root, output captured.
 pub fn mpirun_command(n: usize, options: &[&str], args: &[&str]) -> Command {
-    let mut cmd = Command::new("mpirun");
-    cmd.args(["--oversubscribe", "-n", &n.to_string()])
-        .args(options)
-        .arg(env!("CARGO_BIN_EXE_canopy"))
-        .args(args)
-        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-        .env("OMPI_MCA_orte_tmpdir_base", session_base())
-        .env("LC_ALL", "C")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    let mut cmd = canopy_testkit::mpirun::mpirun(n, options, env!("CARGO_BIN_EXE_canopy"));
+    cmd.args(args).env("LC_ALL", "C");
     cmd
-}
-
-/// Where this test thread's mpiruns keep their session files. Open MPI's default,
-/// TMPDIR/ompi.HOST.UID, is shared by every mpirun of the user: one removing it at exit while
-/// another creates its job directory inside makes the second fail ("mkdir … File exists",
-/// orte_init failed) — seen with tests running in parallel. A test thread's mpiruns run one at a
-/// time, so a base of its own has no such race.
-fn session_base() -> PathBuf {
-    let thread =
-        format!("{:?}", std::thread::current().id()).chars().filter(char::is_ascii_digit).collect::<String>();
-    let base = std::env::temp_dir().join(format!("canopy-ompi-{}-{thread}", std::process::id()));
-    std::fs::create_dir_all(&base).expect("a session directory for mpirun");
-    // Sticky and writable by all, as /tmp is: some tests run the whole job as nobody.
-    std::fs::set_permissions(&base, std::os::unix::fs::PermissionsExt::from_mode(0o1777))
-        .expect("session directory permissions");
-    base
-}
-
-/// Waits for `child`; kills it and fails the test if it runs past `limit`.
-#[track_caller]
-pub fn output_within(child: Child, limit: Duration, context: &str) -> Output {
-    let started = Instant::now();
-    let pid = child.id();
-    let watchdog = std::thread::spawn(move || {
-        while started.elapsed() < limit {
-            std::thread::sleep(Duration::from_millis(200));
-            if !Path::new(&format!("/proc/{pid}")).exists() {
-                return false;
-            }
-        }
-        let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
-        true
-    });
-    let out = child.wait_with_output().unwrap();
-    // Empty once mpirun is done; the next mpirun of this thread makes it again.
-    let _ = std::fs::remove_dir(session_base());
-    let timed_out = started.elapsed() >= limit || watchdog.join().unwrap_or(false);
-    assert!(!timed_out, "{context}: did not terminate within {limit:?}");
-    out
-}
-
-/// Runs `cmd` to the end within `limit`.
-#[track_caller]
-pub fn run_within(mut cmd: Command, limit: Duration) -> Output {
-    let context = format!("{cmd:?}");
-    let child = cmd.spawn().expect("mpirun (Open MPI) is installed by scripts/setup");
-    output_within(child, limit, &context)
 }
 
 /// The process of MPI rank `rank` among the children of `launcher` (an mpirun on this machine),
