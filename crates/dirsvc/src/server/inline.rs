@@ -113,10 +113,9 @@ pub fn read_inode(
 
 /// The inode of `id` that the entry at `key` holds, if it does.
 fn held_inode(view: &impl Readable, store: &Store, id: u64, key: &[u8]) -> StoreResult<Option<InodeRecord>> {
-    let Some(bytes) = view.get(&store.entries, key)? else {
+    let Some(record) = store::get_entry_at(view, store, key)? else {
         return Ok(None);
     };
-    let record: EntryRecord = store::decode("entry", &bytes)?;
     Ok(if record.id == id { record.inode } else { None })
 }
 
@@ -130,13 +129,7 @@ impl Batch<'_> {
         let Some(key) = key else {
             return Ok(None);
         };
-        let record: Option<EntryRecord> = self
-            .tx
-            .get(&self.store.entries, &key)
-            .map_err(|e| internal(e.into()))?
-            .map(|bytes| store::decode("entry", &bytes))
-            .transpose()
-            .map_err(internal)?;
+        let record = store::get_entry_at(&self.tx, self.store, &key).map_err(internal)?;
         Ok(record.filter(|r| r.id == id && r.inode.is_some()).map(|record| (key, record)))
     }
 

@@ -49,13 +49,7 @@ impl Batch<'_> {
             Action::RemoveEntry(entry) => {
                 let at = (entry.dir, entry.partition);
                 let key = entry_key(at.0, at.1, &entry.name);
-                let current: Option<EntryRecord> = self
-                    .tx
-                    .get(&self.store.entries, &key)
-                    .map_err(|e| internal(e.into()))?
-                    .map(|bytes| store::decode("entry", &bytes))
-                    .transpose()
-                    .map_err(internal)?;
+                let current = store::get_entry_at(&self.tx, self.store, &key).map_err(internal)?;
                 if current.as_ref().is_none_or(|c| c.id != entry.id) {
                     return Err(changed("the entry changed"));
                 }

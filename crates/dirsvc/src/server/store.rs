@@ -206,9 +206,12 @@ pub fn get_entry(
     partition: u32,
     name: &[u8],
 ) -> StoreResult<Option<EntryRecord>> {
-    view.get(&store.entries, entry_key(dir, partition, name))?
-        .map(|bytes| decode("entry", &bytes))
-        .transpose()
+    get_entry_at(view, store, &entry_key(dir, partition, name))
+}
+
+/// The entry stored under `key` (an [`entry_key`]).
+pub fn get_entry_at(view: &impl Readable, store: &Store, key: &[u8]) -> StoreResult<Option<EntryRecord>> {
+    view.get(&store.entries, key)?.map(|bytes| decode("entry", &bytes)).transpose()
 }
 
 pub fn get_inode(view: &impl Readable, store: &Store, id: u64) -> StoreResult<Option<InodeRecord>> {
