@@ -107,7 +107,8 @@ impl World {
         }
     }
 
-    /// Byte messages between this world's processes, for layers above it.
+    /// Byte messages between this world's processes, for layers above it: one exchange per process
+    /// (see [`crate::Messenger::finish`]).
     pub fn messenger(&self) -> crate::Messenger<'_> {
         match &self.kind {
             Kind::Local => crate::Messenger::local(),

@@ -47,6 +47,10 @@ impl<'w> MpiMessenger<'w> {
         }
     }
 
+    /// Drops whatever arrives while it waits. That is safe only because a process has one messenger
+    /// exchange (the group layer's, in `canopy_group::launch`) and exits after it: a second exchange
+    /// would need what the walk's quiesce does, a second barrier, or a rank that left first could
+    /// send the next exchange's messages to one still dropping them here.
     pub fn finish(&mut self, deadline: Option<Instant>) -> bool {
         let mut barrier = self.world.immediate_barrier();
         let mut pause = Duration::from_micros(20);
