@@ -3,7 +3,7 @@
 
 mod tree;
 
-use canopy_tools::walk::{Report, Totals};
+use canopy_tools::walk::{SummaryDocument, Totals};
 use std::ffi::OsStr;
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
@@ -50,7 +50,7 @@ fn unreadable_directory_is_reported_and_the_walk_goes_on() {
     let locked = root.join("locked");
     assert_eq!(stderr.trim_end(), format!("canopy: '{}': Permission denied", locked.display()));
 
-    let report: Report = serde_json::from_slice(&out.stdout).unwrap();
+    let report: SummaryDocument = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report.errors, 1);
     let mut expected = Totals::default();
     for e in &found {
@@ -73,7 +73,7 @@ fn missing_path_is_an_error_with_its_errno() {
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains(&format!("'{}': No such file or directory", missing.display())), "{stderr}");
-    let report: Report = serde_json::from_slice(&out.stdout).unwrap();
+    let report: SummaryDocument = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!((report.errors, report.totals.entries), (1, 1));
 }
 

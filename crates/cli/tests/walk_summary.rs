@@ -2,7 +2,7 @@
 
 mod tree;
 
-use canopy_tools::walk::{Owner, Report, Totals};
+use canopy_tools::walk::{Owner, SummaryDocument, Totals};
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
@@ -11,7 +11,7 @@ use tree::{Found, find, hostile_tree, run_canopy};
 
 const TOP: usize = 5;
 
-fn walk_json(roots: &[&Path]) -> (Report, serde_json::Value) {
+fn walk_json(roots: &[&Path]) -> (SummaryDocument, serde_json::Value) {
     let mut args: Vec<&OsStr> = vec!["walk".as_ref(), "--json".as_ref(), "--top".as_ref()];
     let top = TOP.to_string();
     args.push(top.as_ref());
@@ -19,7 +19,7 @@ fn walk_json(roots: &[&Path]) -> (Report, serde_json::Value) {
     let out = run_canopy(&args);
     assert_eq!(out.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&out.stderr));
     let value: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let report: Report = serde_json::from_value(value.clone()).unwrap();
+    let report: SummaryDocument = serde_json::from_value(value.clone()).unwrap();
     (report, value)
 }
 

@@ -79,7 +79,7 @@ pub struct PcpArgs {
 /// Runs `canopy pcp`.
 pub fn run(args: PcpArgs, cluster: &World) -> ExitCode {
     let mut err = std::io::stderr().lock();
-    let (source, plan) = match prepare(&args) {
+    let (source, target) = match prepare(&args) {
         Ok(prepared) => prepared,
         Err((code, message)) => {
             let _ = writeln!(err, "canopy pcp: {message}");
@@ -87,7 +87,8 @@ pub fn run(args: PcpArgs, cluster: &World) -> ExitCode {
         }
     };
     let started = std::time::Instant::now();
-    let outcome = with_runtime(&args.hosts, cluster, Registry::new(), |runtime| copy(runtime, source, &plan));
+    let outcome =
+        with_runtime(&args.hosts, cluster, Registry::new(), |runtime| copy(runtime, source, &target));
     let copied = match outcome {
         // Another MPI rank: it served its host; rank 0 reports for the job.
         Ok(None) => return ExitCode::SUCCESS,
@@ -106,7 +107,7 @@ pub fn run(args: PcpArgs, cluster: &World) -> ExitCode {
     if args.json {
         let report = serde_json::json!({
             "source": args.src.display().to_string(),
-            "dest": plan.dest,
+            "dest": target.dest,
             "bytes": copied.bytes,
             "copied": copied.hosts,
             "copied_count": copied.host_count,
@@ -116,12 +117,12 @@ pub fn run(args: PcpArgs, cluster: &World) -> ExitCode {
         println!("{report}");
     } else if copied.host_count > 0 && !args.quiet {
         if args.verbose {
-            println!("`{}' -> {}:`{}'", args.src.display(), copied.hosts, plan.dest);
+            println!("`{}' -> {}:`{}'", args.src.display(), copied.hosts, target.dest);
         }
         println!(
             "pcp: {} to {} on {} ({} {}) in {}",
             units::bytes(copied.bytes as f64),
-            plan.dest,
+            target.dest,
             copied.hosts,
             copied.host_count,
             if copied.host_count == 1 { "host" } else { "hosts" },
@@ -132,7 +133,7 @@ pub fn run(args: PcpArgs, cluster: &World) -> ExitCode {
 }
 
 /// What to write where.
-struct Plan {
+struct CopyTarget {
     /// DEST as a group path.
     dest: String,
     /// The temporary file next to DEST.
@@ -146,7 +147,7 @@ struct Plan {
     verify: bool,
 }
 
-fn prepare(args: &PcpArgs) -> Result<(File, Plan), (u8, String)> {
+fn prepare(args: &PcpArgs) -> Result<(File, CopyTarget), (u8, String)> {
     let source =
         File::open(&args.src).map_err(|e| (1, format!("{}: {}", args.src.display(), strerror(&e))))?;
     let meta = source.metadata().map_err(|e| (1, format!("{}: {}", args.src.display(), strerror(&e))))?;
@@ -171,7 +172,7 @@ fn prepare(args: &PcpArgs) -> Result<(File, Plan), (u8, String)> {
         &CString::new(name).map_err(|_| (2, format!("{dest}: NUL in the name")))?,
     );
     let temp = format!("{dir}/{}", temp_name.to_str().expect("hex digits"));
-    let plan = Plan {
+    let target = CopyTarget {
         dest: dest.clone(),
         temp,
         name: name.as_bytes().to_vec(),
@@ -181,7 +182,7 @@ fn prepare(args: &PcpArgs) -> Result<(File, Plan), (u8, String)> {
         fsync: args.fsync,
         verify: !args.no_verify,
     };
-    Ok((source, plan))
+    Ok((source, target))
 }
 
 pub(crate) fn strerror(e: &std::io::Error) -> String {
@@ -200,12 +201,12 @@ pub struct Copied {
     pub problems: Problems,
 }
 
-/// Copies `source` to every host as `plan` says. `Err` when the copy could not run at all.
-fn copy<T: Transport>(runtime: &Runtime<T>, mut source: File, plan: &Plan) -> Result<Copied, String> {
-    let mut problems = Problems::about(&plan.dest);
+/// Copies `source` to every host as `target` says. `Err` when the copy could not run at all.
+fn copy<T: Transport>(runtime: &Runtime<T>, mut source: File, target: &CopyTarget) -> Result<Copied, String> {
+    let mut problems = Problems::about(&target.dest);
     // Read-write: each host reads its copy back to verify it.
     let flags = OpenFlags::RDWR | OpenFlags::CREAT | OpenFlags::TRUNC | OpenFlags::BESTEFFORT;
-    let mut temp = match runtime.gopen_mode(&plan.temp, flags, plan.mode) {
+    let mut temp = match runtime.gopen_mode(&target.temp, flags, target.mode) {
         Ok(group) => group,
         Err(GroupError::Open(report)) => {
             problems.add_open(&report, "cannot create");
@@ -215,14 +216,14 @@ fn copy<T: Transport>(runtime: &Runtime<T>, mut source: File, plan: &Plan) -> Re
     };
     problems.add_open(temp.open_report(), "cannot create");
     let mut ok = temp.all_members();
-    let streamed = stream(&mut temp, &mut source, plan, &mut ok, &mut problems);
+    let streamed = stream(&mut temp, &mut source, target, &mut ok, &mut problems);
     let digests = match streamed {
         Ok(digests) => digests,
         Err(e) => {
             // The source failed mid-way: no host may get a partial copy.
             let all = temp.all_members();
             remove_temporaries(&mut temp, &all, &mut problems);
-            return Err(format!("{}: {e}", plan.dest));
+            return Err(format!("{}: {e}", target.dest));
         }
     };
     let bytes = digests.bytes;
@@ -230,15 +231,15 @@ fn copy<T: Transport>(runtime: &Runtime<T>, mut source: File, plan: &Plan) -> Re
     let (outcome, failed) = problems.check(&temp, length, "write").map_err(|e| e.to_string())?;
     ok = ok.difference(&failed);
     if outcome.status_value().ok().flatten().is_some_and(|end| end as u64 != bytes) {
-        return Err(format!("{}: the hosts' copies do not end at {bytes} bytes", plan.dest));
+        return Err(format!("{}: the hosts' copies do not end at {bytes} bytes", target.dest));
     }
-    if plan.fsync {
+    if target.fsync {
         ok = step(&mut temp, FileOp::Fsync, &ok, "fsync", &mut problems)?;
     }
-    if plan.verify {
+    if target.verify {
         ok = verify(&mut temp, &digests, &ok, &mut problems)?;
     }
-    ok = step(&mut temp, FileOp::Rename { name: plan.name.clone() }, &ok, "rename", &mut problems)?;
+    ok = step(&mut temp, FileOp::Rename { name: target.name.clone() }, &ok, "rename", &mut problems)?;
     let failed = temp.all_members().difference(&ok);
     remove_temporaries(&mut temp, &failed, &mut problems);
     let hosts = temp.hosts_of(&ok);
@@ -249,7 +250,7 @@ fn copy<T: Transport>(runtime: &Runtime<T>, mut source: File, plan: &Plan) -> Re
         for failure in
             outcome.failures().iter().filter(|f| f.status != canopy_group::MemberStatus::Unreachable)
         {
-            problems.add(&failure.hosts, format!("{}: close: {}", plan.dest, failure.status));
+            problems.add(&failure.hosts, format!("{}: close: {}", target.dest, failure.status));
         }
     }
     Ok(Copied { bytes, hosts, host_count, problems })
@@ -298,12 +299,12 @@ pub(crate) fn remove_temporaries<T: Transport>(
 fn stream<T: Transport>(
     temp: &mut Group<'_, T>,
     source: &mut File,
-    plan: &Plan,
+    target: &CopyTarget,
     ok: &mut RangeSet,
     problems: &mut Problems,
 ) -> std::io::Result<SpanDigests> {
     let mut digests = SpanDigests::default();
-    let mut buffer = vec![0u8; plan.chunk as usize];
+    let mut buffer = vec![0u8; target.chunk as usize];
     for chunk in 1u64.. {
         let n = fill(source, &mut buffer)?;
         if n == 0 {
@@ -315,7 +316,7 @@ fn stream<T: Transport>(
             continue;
         }
         let op = FileOp::Write { data: data.to_vec() };
-        if chunk % plan.window == 0 {
+        if chunk % target.window == 0 {
             let result = temp.run_on(op, ok);
             match problems.check(temp, result, "write") {
                 Ok((_, failed)) => *ok = ok.difference(&failed),

@@ -7,7 +7,7 @@ use clap::Args;
 use super::{ClusterArg, block_on, print_json};
 use crate::client::Client;
 use crate::cluster::ClusterDir;
-use crate::fsck::{self, Report};
+use crate::fsck::{self, FsckReport};
 
 /// Check link counts, names, orphans and directories over the whole cluster; repair with -y
 #[derive(Args, Debug)]
@@ -54,7 +54,7 @@ pub fn fsck(args: FsckArgs) -> ExitCode {
     ExitCode::from(report.exit_code())
 }
 
-fn print_report(report: &Report, repair: bool) {
+fn print_report(report: &FsckReport, repair: bool) {
     let findings = &report.findings;
     for problem in &findings.problems {
         let what = if repair { problem.what.clone() } else { unrepaired(&problem.what) };

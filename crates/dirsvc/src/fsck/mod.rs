@@ -20,7 +20,7 @@ const DRAIN: Duration = Duration::from_secs(30);
 const PAGE: u32 = 4096;
 
 #[derive(Clone, Debug, Default, Serialize)]
-pub struct Report {
+pub struct FsckReport {
     #[serde(flatten)]
     pub findings: Findings,
     pub repaired: usize,
@@ -28,7 +28,7 @@ pub struct Report {
     pub not_repaired: Vec<String>,
 }
 
-impl Report {
+impl FsckReport {
     /// e2fsck's exit status: 0 clean, 1 every problem repaired, 4 problems left.
     pub fn exit_code(&self) -> u8 {
         match (self.findings.problems.len(), self.not_repaired.len(), self.repaired) {
@@ -39,11 +39,11 @@ impl Report {
     }
 }
 
-pub async fn run(client: &Client, repair: bool) -> Result<Report> {
+pub async fn run(client: &Client, repair: bool) -> Result<FsckReport> {
     settle(client).await?;
     let scanned = scan(client).await?;
     let findings = analyze(&scanned);
-    let mut report = Report { findings, ..Report::default() };
+    let mut report = FsckReport { findings, ..FsckReport::default() };
     if repair {
         for problem in &report.findings.problems {
             let outcome = match &problem.fix {

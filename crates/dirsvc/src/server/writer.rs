@@ -35,7 +35,7 @@ const MAX_LINGER: Duration = Duration::from_millis(2);
 
 type Reply = oneshot::Sender<Result<Outcome, Refusal>>;
 
-struct Job {
+struct Pending {
     mutation: Mutation,
     /// `None`: nobody waits for the answer.
     reply: Option<Reply>,
@@ -62,7 +62,7 @@ pub struct WriterShared {
 
 #[derive(Clone)]
 pub struct Writer {
-    jobs: Sender<Job>,
+    jobs: Sender<Pending>,
 }
 
 /// Counters of the writer's work, for `canopy dirsvc` diagnostics and the benchmark.
@@ -101,14 +101,14 @@ impl Writer {
     pub async fn submit(&self, mutation: Mutation) -> Result<Outcome, Refusal> {
         let (reply, answer) = oneshot::channel();
         self.jobs
-            .send(Job { mutation, reply: Some(reply) })
+            .send(Pending { mutation, reply: Some(reply) })
             .map_err(|_| Refusal::Internal("server is shutting down".into()))?;
         answer.await.map_err(|_| Refusal::Internal("server is shutting down".into()))?
     }
 
     /// Queues a mutation whose answer nobody waits for.
     pub fn submit_detached(&self, mutation: Mutation) {
-        let _ = self.jobs.send(Job { mutation, reply: None });
+        let _ = self.jobs.send(Pending { mutation, reply: None });
     }
 }
 
@@ -116,7 +116,7 @@ fn run(
     store: &Store,
     index: u32,
     mut counters: Counters,
-    queue: &Receiver<Job>,
+    queue: &Receiver<Pending>,
     events: &WriterEvents,
     stats: &watch::Sender<CommitStats>,
     shared: &WriterShared,
@@ -219,7 +219,7 @@ fn answer(
 }
 
 /// Takes every job already queued, up to the batch limit.
-fn drain(queue: &Receiver<Job>, jobs: &mut Vec<Job>) {
+fn drain(queue: &Receiver<Pending>, jobs: &mut Vec<Pending>) {
     while jobs.len() < MAX_BATCH {
         match queue.try_recv() {
             Ok(job) => jobs.push(job),

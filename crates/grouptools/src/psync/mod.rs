@@ -108,7 +108,7 @@ pub fn run(args: PsyncArgs, cluster: &World) -> ExitCode {
         return ExitCode::from(2);
     };
     let block = args.block_size.map_or_else(|| signature::block_size(source.len() as u64), |b| b as usize);
-    let plan = Plan {
+    let target = SyncTarget {
         dest: args.dest.clone(),
         temp: format!("{dir}/{}", temp_name(name)),
         name: name.as_bytes().to_vec(),
@@ -118,7 +118,7 @@ pub fn run(args: PsyncArgs, cluster: &World) -> ExitCode {
         fsync: args.fsync,
     };
     let started = std::time::Instant::now();
-    let synced = with_runtime(&args.hosts, cluster, registry(), |runtime| sync(runtime, &source, &plan));
+    let synced = with_runtime(&args.hosts, cluster, registry(), |runtime| sync(runtime, &source, &target));
     let Synced { table, problems, hosts } = match synced {
         // Another MPI rank: it served its host; rank 0 reports for the job.
         Ok(None) => return ExitCode::SUCCESS,
@@ -164,7 +164,7 @@ fn temp_name(name: &str) -> String {
     canopy_util::temp_name::temp_name(&name).to_str().expect("hex digits").to_owned()
 }
 
-struct Plan {
+struct SyncTarget {
     dest: String,
     temp: String,
     name: Vec<u8>,
@@ -192,11 +192,11 @@ struct Synced {
 }
 
 /// Brings every host's DEST to `source`. `Err` when nothing could run.
-fn sync<T: Transport>(runtime: &Runtime<T>, source: &[u8], plan: &Plan) -> Result<Synced, String> {
-    let mut problems = Problems::about(&plan.dest);
-    let mut table = Table::new(source.len() as u64, plan.block);
-    let source_sigs = signature::signatures(source, plan.block);
-    let mut old = match runtime.gopen(&plan.dest, OpenFlags::RDONLY | OpenFlags::BESTEFFORT) {
+fn sync<T: Transport>(runtime: &Runtime<T>, source: &[u8], target: &SyncTarget) -> Result<Synced, String> {
+    let mut problems = Problems::about(&target.dest);
+    let mut table = Table::new(source.len() as u64, target.block);
+    let source_sigs = signature::signatures(source, target.block);
+    let mut old = match runtime.gopen(&target.dest, OpenFlags::RDONLY | OpenFlags::BESTEFFORT) {
         Ok(group) => Some(group),
         // No host has a copy (or none answered): everyone gets the whole file.
         Err(GroupError::Open(report)) => {
@@ -207,7 +207,7 @@ fn sync<T: Transport>(runtime: &Runtime<T>, source: &[u8], plan: &Plan) -> Resul
     };
     let mut groups = match old.as_mut() {
         Some(old) => {
-            let mut groups = read_signatures(old, plan, &mut problems)?;
+            let mut groups = read_signatures(old, target, &mut problems)?;
             add_hosts_without_copy(old, &mut groups);
             groups
         }
@@ -226,9 +226,9 @@ fn sync<T: Transport>(runtime: &Runtime<T>, source: &[u8], plan: &Plan) -> Resul
         Some(_) if stale.is_empty() => return Ok(Synced { table, problems, hosts }),
         Some(_) => {
             let ranks = stale.iter().fold(RangeSet::new(), |all, g| all.union(&g.ranks));
-            runtime.gopen_on(&plan.temp, new_flags, plan.mode, &ranks)
+            runtime.gopen_on(&target.temp, new_flags, target.mode, &ranks)
         }
-        None => runtime.gopen_mode(&plan.temp, new_flags, plan.mode),
+        None => runtime.gopen_mode(&target.temp, new_flags, target.mode),
     };
     let mut temp = match temp {
         Ok(temp) => temp,
@@ -252,24 +252,24 @@ fn sync<T: Transport>(runtime: &Runtime<T>, source: &[u8], plan: &Plan) -> Resul
         if members.is_empty() {
             continue;
         }
-        let pieces = delta::delta(source, &group.signatures, plan.block);
+        let pieces = delta::delta(source, &group.signatures, target.block);
         table.rows.push(Row::updated(
             temp.hosts_of(&members),
             &pieces,
             source.len() as u64,
             &group.signatures,
         ));
-        let written = send(&mut temp, old.as_ref(), pieces, &members, plan, &mut problems)?;
+        let written = send(&mut temp, old.as_ref(), pieces, &members, target, &mut problems)?;
         ok = ok.union(&written);
     }
     let length = temp.run_on(FileOp::Lseek { offset: 0, whence: Whence::Cur }, &ok);
     let (_, failed) = problems.check(&temp, length, "write").map_err(|e| e.to_string())?;
     ok = ok.difference(&failed);
-    if plan.fsync {
+    if target.fsync {
         ok = step(&mut temp, FileOp::Fsync, &ok, "fsync", &mut problems)?;
     }
     ok = verify(&mut temp, &SpanDigests::of(source), &ok, &mut problems)?;
-    ok = step(&mut temp, FileOp::Rename { name: plan.name.clone() }, &ok, "rename", &mut problems)?;
+    ok = step(&mut temp, FileOp::Rename { name: target.name.clone() }, &ok, "rename", &mut problems)?;
     let failed = temp.all_members().difference(&ok);
     remove_temporaries(&mut temp, &failed, &mut problems);
     let hosts = hosts.union(&temp.hosts_of(&ok));
@@ -284,14 +284,14 @@ fn old_hosts<T: Transport>(old: &Option<Group<'_, T>>, members: &RangeSet) -> ca
 /// signatures are equal everywhere.
 fn read_signatures<T: Transport>(
     old: &mut Group<'_, T>,
-    plan: &Plan,
+    target: &SyncTarget,
     problems: &mut Problems,
 ) -> Result<Vec<SubGroup>, String> {
     add_read_failures(problems, old.open_report());
     let mut ok = old.all_members();
     let longest = longest(old, &ok, problems)?;
-    let span = plan.block * (crate::verify::VERIFY_SPAN as usize / plan.block).max(1);
-    let spec = AggrSpec::Registered { name: signature::AGGREGATION.into(), params: plan.block.to_string() };
+    let span = target.block * (crate::verify::VERIFY_SPAN as usize / target.block).max(1);
+    let spec = AggrSpec::Registered { name: signature::AGGREGATION.into(), params: target.block.to_string() };
     old.gbindaggr(OpKind::Pread, AggrType::Data, spec).map_err(|e| e.to_string())?;
     let mut classes: Vec<(RangeSet, Vec<BlockSig>)> = vec![(ok.clone(), Vec::new())];
     let mut offset = 0u64;
@@ -394,12 +394,12 @@ fn send<T: Transport>(
     old: Option<&Group<'_, T>>,
     pieces: Vec<canopy_group::Piece>,
     members: &RangeSet,
-    plan: &Plan,
+    target: &SyncTarget,
     problems: &mut Problems,
 ) -> Result<RangeSet, String> {
     const WINDOW: usize = 8;
     let mut ok = members.clone();
-    let batches = delta::batches(pieces, plan.chunk.max(1));
+    let batches = delta::batches(pieces, target.chunk.max(1));
     let count = batches.len();
     for (index, batch) in batches.into_iter().enumerate() {
         if ok.is_empty() {

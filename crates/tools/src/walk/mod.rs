@@ -1,17 +1,17 @@
 //! `canopy walk`: metadata gathering (the seed's daily production job, mpiFileUtils' dwalk). Stats
 //! every entry once and prints a summary; `--output` also writes one record per entry.
 
+mod document;
 mod histogram;
-mod report;
 mod summary;
 mod text;
 mod top;
 mod totals;
 mod visitor;
 
-pub use report::{
-    AgeBucket, DeepPath, LargeFile, Owner, Owners, REPORT_FORMAT, REPORT_VERSION, RecordsWritten, Report,
-    SizeBucket, WideDir,
+pub use document::{
+    AgeBucket, DOCUMENT_FORMAT, DOCUMENT_VERSION, DeepPath, LargeFile, Owner, Owners, RecordsWritten,
+    SizeBucket, SummaryDocument, WideDir,
 };
 pub use summary::{Seen, TreeSummary};
 pub use totals::{ByKind, Totals};
@@ -22,7 +22,7 @@ use canopy_distwalk::Cluster;
 use canopy_engine::{Follow, Timestamp, WalkOutcome};
 use canopy_util::path::os_to_bytes;
 use clap::Args;
-use report::RunFacts;
+use document::RunFacts;
 use serde::{Deserialize, Serialize};
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStrExt;
@@ -161,13 +161,13 @@ pub fn run(args: &WalkCmdArgs, cluster: &Cluster) -> Exit {
             errors: all.errors,
             records,
         };
-        let report = Report::new(&all.summary, facts, args.top);
-        exit = exit.max(print_report(&report, args.json));
+        let report = SummaryDocument::new(&all.summary, facts, args.top);
+        exit = exit.max(print_summary(&report, args.json));
     }
     Exit::from_code(cluster.agree_exit(exit.code()))
 }
 
-fn print_report(report: &Report, json: bool) -> Exit {
+fn print_summary(report: &SummaryDocument, json: bool) -> Exit {
     let printed = if json {
         serde_json::to_string_pretty(report).expect("a report serialises") + "\n"
     } else {

@@ -1,6 +1,6 @@
-//! The human-readable rendering of a [`Report`].
+//! The human-readable rendering of a [`SummaryDocument`].
 
-use super::report::{Owner, Report};
+use super::document::{Owner, SummaryDocument};
 use super::totals::Totals;
 use crate::common::records::EncodedPath;
 use std::fmt::Write;
@@ -8,7 +8,7 @@ use std::fmt::Write;
 const DAY_SECS: i64 = 86_400;
 const YEAR_SECS: i64 = 365 * DAY_SECS;
 
-pub fn render(r: &Report) -> String {
+pub fn render(r: &SummaryDocument) -> String {
     let mut out = String::new();
     let w = &mut out;
     let _ = writeln!(

@@ -37,11 +37,11 @@ use canopy_util::owners::{group_name, user_name};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
-pub const REPORT_FORMAT: &str = "canopy.walk.summary";
-pub const REPORT_VERSION: u32 = 1;
+pub const DOCUMENT_FORMAT: &str = "canopy.walk.summary";
+pub const DOCUMENT_VERSION: u32 = 1;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Report {
+pub struct SummaryDocument {
     pub format: String,
     pub version: u32,
     pub roots: Vec<EncodedPath>,
@@ -132,12 +132,12 @@ pub struct RunFacts<'a> {
     pub records: Option<RecordsWritten>,
 }
 
-impl Report {
+impl SummaryDocument {
     /// Builds the report from the merged summary, keeping `top` owners per ranking.
     pub fn new(summary: &TreeSummary, facts: RunFacts<'_>, top: usize) -> Self {
-        Report {
-            format: REPORT_FORMAT.to_string(),
-            version: REPORT_VERSION,
+        SummaryDocument {
+            format: DOCUMENT_FORMAT.to_string(),
+            version: DOCUMENT_VERSION,
             roots: facts.roots.iter().map(|r| EncodedPath::new(r)).collect(),
             reference_time_ns: timestamp_ns(facts.reference),
             elapsed_secs: facts.elapsed_secs,
