@@ -6,7 +6,7 @@
 //! (then removed again) between stat and removal; `layout` gives mdtest's -u, -z, -b and -L.
 
 pub mod layout;
-mod report;
+mod rates;
 pub mod targets;
 pub mod team;
 
@@ -15,7 +15,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 pub use self::layout::Layout;
-pub use self::report::{BenchReport, PhaseSummary};
+pub use self::rates::{BenchReport, PhaseSummary};
 use self::targets::{Session, Target};
 use self::team::{Member, Team};
 use crate::client::stats::ProbeHistogram;
