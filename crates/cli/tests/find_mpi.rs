@@ -107,3 +107,33 @@ fn start_point_fields_match_gnu_find_when_subtrees_move_between_ranks() {
         }
     }
 }
+
+/// CP is the seed's per-directory master/worker: every directory's read (and the starting point's
+/// stat before it) is handed out by rank 0, which walks nothing, one per answered request.
+#[test]
+fn cp_hands_out_every_directory_from_the_master_one_at_a_time() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("tree");
+    tree(&root);
+    let directories = 1 + 12 * 2;
+    let tasks = 1 + directories as u64;
+    let stats_file = tmp.path().join("stats.json");
+    let args = ["find", "--sched", "cp", "--stats", stats_file.to_str().unwrap(), root.to_str().unwrap()];
+    let got = mpirun(4, &args, &[]);
+    assert_eq!(got.status.code(), Some(0), "{}", String::from_utf8_lossy(&got.stderr));
+    assert_eq!(records(&got.stdout, b'\n').len(), directories + 12 * 41);
+    let stats: serde_json::Value = serde_json::from_slice(&std::fs::read(&stats_file).unwrap()).unwrap();
+    let ranks = stats["ranks"].as_array().unwrap();
+    let field = |rank: &serde_json::Value, name: &str| rank[name].as_u64().unwrap();
+    assert_eq!(field(&ranks[0], "entries"), 0, "the master walks nothing");
+    assert_eq!(field(&ranks[0], "tasks_exported"), tasks, "every directory passes the master");
+    let workers = &ranks[1..];
+    assert_eq!(workers.iter().map(|r| field(r, "tasks_imported")).sum::<u64>(), tasks);
+    for rank in workers {
+        assert_eq!(
+            field(rank, "tasks_imported"),
+            field(rank, "work_requests_fruitful"),
+            "one task per answer"
+        );
+    }
+}

@@ -63,10 +63,15 @@ pub struct FinishedImport<D> {
 }
 
 impl<V: DistributedVisitor> Driver<'_, '_, '_, V> {
-    /// Takes queued work for another process: a share split as the session's split mode says, or
-    /// everything queued (`all`, the centralised scheduler's way).
-    pub fn export(&self, rng: &mut fastrand::Rng, all: bool) -> Vec<RemoteTask<V::Job, V::DirData>> {
-        self.to_remote(self.shared.sched.steal_for_remote(rng, all))
+    /// Takes queued work for another process: a share split as the session's split mode says.
+    pub fn export(&self, rng: &mut fastrand::Rng) -> Vec<RemoteTask<V::Job, V::DirData>> {
+        self.to_remote(self.shared.sched.steal_for_remote(rng))
+    }
+
+    /// Takes every task this pool created and has not started, for the centralised scheduler's
+    /// master ([`Driver::set_forward_created`]).
+    pub fn export_created(&self) -> Vec<RemoteTask<V::Job, V::DirData>> {
+        self.to_remote(self.shared.sched.take_created())
     }
 
     /// Takes up to `count` of the oldest queued tasks (the biggest subtrees) for another process.

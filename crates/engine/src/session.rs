@@ -326,6 +326,13 @@ impl<'scope, 'env, 'a, V: Visitor> Driver<'scope, 'env, 'a, V> {
         self.shared.sched.set_reserve(tasks);
     }
 
+    /// With `true`, workers run only work the transport injects; every task they create waits for
+    /// [`Driver::export_created`] (the centralised scheduler: each directory passes the master).
+    /// A worker that finds only such tasks wakes the transport's [`Driver::wait`].
+    pub fn set_forward_created(&self, forward: bool) {
+        self.shared.sched.set_forward_created(forward);
+    }
+
     /// Sleeps up to `timeout`, or until the walk stops or (distributed) runs out of local work.
     /// Returns whether the walk has stopped.
     pub fn wait(&self, timeout: Duration) -> bool {

@@ -192,7 +192,7 @@ fn side(
                     in_flight.fetch_sub(1, Ordering::SeqCst);
                 }
                 if export_aggressively || rng.u8(..) < 64 {
-                    let tasks = driver.export(&mut rng, false);
+                    let tasks = driver.export(&mut rng);
                     if !tasks.is_empty() {
                         in_flight.fetch_add(1, Ordering::SeqCst);
                         tx.send(Msg::Work(postcard::to_allocvec(&tasks).unwrap())).unwrap();

@@ -64,7 +64,7 @@ impl Rules {
         rng: &mut fastrand::Rng,
     ) -> Tasks<V> {
         match self {
-            Rules::Seed { .. } if driver.queued() > 0 => driver.export(rng, false),
+            Rules::Seed { .. } if driver.queued() > 0 => driver.export(rng),
             Rules::Seed { .. } => Vec::new(),
             Rules::Balanced { policy, since, .. } => {
                 let share = policy.on_request(peer, peer_pending, load(driver), since.elapsed());

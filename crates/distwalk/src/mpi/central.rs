@@ -1,7 +1,8 @@
 //! CP, the centralised baseline the seed compares against (Algorithm 1): rank 0 is a master that
-//! holds the queue and does no walking; a worker asks it for one task at a time and sends every
-//! task it creates (the directories it discovered) back to it. Termination is detected with the
-//! same token ring as the other schedulers.
+//! holds the queue and does no walking; a worker asks it for one task at a time, runs it, and sends
+//! every task it created (the directories it discovered) back to it before asking again — each
+//! directory passes the master. Termination is detected with the same token ring as the other
+//! schedulers.
 
 use super::comm::{Comm, WorkBatch};
 use super::forward::{self, Forwarder};
@@ -104,12 +105,14 @@ where
     (outcome, stats)
 }
 
-/// A worker: asks the master for a task when idle, and sends every task its pool creates back.
+/// A worker: asks the master for a task when idle, and sends every task its pool creates back
+/// (its workers run none of them).
 fn worker<V>(mut comm: Comm<'_>, driver: &Driver<'_, '_, '_, V>, forwarder: &Forwarder) -> RankStats
 where
     V: DistributedVisitor,
 {
     let alone = comm.size == 1;
+    driver.set_forward_created(!alone);
     let mut last_tick = Instant::now();
     while !comm.stopping {
         if driver.failed() {
@@ -127,7 +130,7 @@ where
             }
         }
         if !alone && driver.queued() > 0 {
-            let tasks = driver.export(&mut comm.rng, true);
+            let tasks = driver.export_created();
             if !tasks.is_empty() {
                 comm.stats.tasks_exported += tasks.len() as u64;
                 let batch = WorkBatch::new(comm.rank, tasks, driver);

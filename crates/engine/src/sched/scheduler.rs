@@ -38,6 +38,9 @@ pub struct Scheduler<T> {
     reserve: AtomicUsize,
     /// Workers (by index) that may take tasks; the others stay parked.
     active: AtomicUsize,
+    /// Tasks workers create wait in their queues for the transport, which sends each to the master
+    /// (the centralised baseline); workers run only what is injected.
+    forward_created: AtomicBool,
     sleep: Mutex<()>,
     work_ready: Condvar,
     state_changed: Condvar,
@@ -57,6 +60,7 @@ impl<T: Send> Scheduler<T> {
             held: AtomicBool::new(false),
             reserve: AtomicUsize::new(0),
             active: AtomicUsize::new(usize::MAX),
+            forward_created: AtomicBool::new(false),
             sleep: Mutex::new(()),
             work_ready: Condvar::new(),
             state_changed: Condvar::new(),
@@ -135,6 +139,13 @@ impl<T: Send> Scheduler<T> {
         }
     }
 
+    /// With `true`, workers leave every task they create queued for [`Scheduler::take_created`]
+    /// and run only injected tasks: each task passes through the transport, one at a time.
+    pub fn set_forward_created(&self, forward: bool) {
+        self.forward_created.store(forward, Ordering::SeqCst);
+        self.wake_all();
+    }
+
     /// Workers that may take tasks, of those started.
     pub fn active_workers(&self) -> usize {
         self.workers().min(self.active.load(Ordering::SeqCst))
@@ -158,22 +169,25 @@ impl<T: Send> Scheduler<T> {
     }
 
     /// Takes queued tasks for another rank: from one random non-empty queue, split like a local
-    /// steal — or, with `all`, everything queued anywhere. Their pending counts go with them.
-    pub fn steal_for_remote(&self, rng: &mut fastrand::Rng, all: bool) -> Vec<T> {
+    /// steal. Their pending counts go with them.
+    pub fn steal_for_remote(&self, rng: &mut fastrand::Rng) -> Vec<T> {
         let n = self.workers();
         let start = rng.usize(0..=n);
         let mut taken = Vec::new();
         for k in 0..=n {
-            let queue = &self.queues[self.slot((start + k) % (n + 1), n)];
-            if all {
-                taken.extend(queue.drain());
-            } else {
-                taken = queue.steal(self.split, rng);
-                if !taken.is_empty() {
-                    break;
-                }
+            taken = self.queues[self.slot((start + k) % (n + 1), n)].steal(self.split, rng);
+            if !taken.is_empty() {
+                break;
             }
         }
+        self.release(taken.len());
+        taken
+    }
+
+    /// Takes every task the workers created and have not started (not the injected ones), for the
+    /// master of the centralised scheduler. Their pending counts go with them.
+    pub fn take_created(&self) -> Vec<T> {
+        let taken: Vec<T> = (0..self.workers()).flat_map(|w| self.queues[w].drain()).collect();
         self.release(taken.len());
         taken
     }
@@ -231,11 +245,17 @@ impl<T: Send> Scheduler<T> {
                 return None;
             }
             if self.may_take(worker) {
-                if let Some(task) = self.queues[worker].pop() {
-                    return Some(task);
-                }
-                if let Some(task) = self.steal_into(worker, rng) {
-                    return Some(task);
+                if self.forward_created.load(Ordering::SeqCst) {
+                    if let Some(task) = self.injector().pop() {
+                        return Some(task);
+                    }
+                } else {
+                    if let Some(task) = self.queues[worker].pop() {
+                        return Some(task);
+                    }
+                    if let Some(task) = self.steal_into(worker, rng) {
+                        return Some(task);
+                    }
                 }
             }
             if !self.park(worker) {
@@ -326,7 +346,8 @@ impl<T: Send> Scheduler<T> {
                 break false;
             }
             if self.queues.iter().any(|q| !q.is_empty()) {
-                if self.may_take(worker) {
+                let takeable = !self.forward_created.load(Ordering::SeqCst) || !self.injector().is_empty();
+                if takeable && self.may_take(worker) {
                     break true;
                 }
                 // Work left for the transport to send: tell it at once, not at its next poll.
@@ -462,6 +483,33 @@ mod tests {
             });
             sched.set_reserve(0);
             assert_eq!(parked.join().unwrap(), Some(5), "a lower reserve releases the task");
+        });
+    }
+
+    #[test]
+    fn forwarded_tasks_wait_for_the_transport_and_only_injected_ones_run() {
+        let sched = Scheduler::<u32>::new(2, SplitMode::Equal);
+        sched.set_held(true);
+        sched.set_forward_created(true);
+        let w = sched.add_worker().unwrap();
+        let mut rng = fastrand::Rng::with_seed(1);
+        sched.inject(vec![1]);
+        assert_eq!(sched.next(w, &mut rng), Some(1));
+        sched.push(w, 2);
+        sched.push(w, 3);
+        sched.task_done();
+        std::thread::scope(|s| {
+            let parked = s.spawn(|| {
+                let mut rng = fastrand::Rng::with_seed(2);
+                sched.next(w, &mut rng)
+            });
+            while sched.idle_workers() == 0 {
+                std::thread::yield_now();
+            }
+            assert_eq!(sched.take_created(), vec![2, 3], "the worker ran none of the tasks it created");
+            assert_eq!(sched.pending(), 0);
+            sched.inject(vec![4]);
+            assert_eq!(parked.join().unwrap(), Some(4), "an injected task runs");
         });
     }
 
