@@ -131,7 +131,14 @@ fn walk_summaries_and_statistics_agree_with_one_process() {
         records(&out.stdout, b'\n').len(),
         "every entry counted once over the ranks"
     );
-    assert!(ranks.iter().all(|r| r["messages_to"].as_array().unwrap().len() == 4));
+    for rank in ranks {
+        let peers = rank["top_peers"].as_array().unwrap();
+        let listed: u64 = peers.iter().map(|p| p["messages"].as_u64().unwrap()).sum();
+        assert_eq!(listed, rank["messages_sent"].as_u64().unwrap(), "3 peers: all listed, {rank}");
+        let by_size: u64 =
+            rank["message_sizes"].as_array().unwrap().iter().map(|c| c.as_u64().unwrap()).sum();
+        assert_eq!(by_size, listed, "every message in the size histogram, {rank}");
+    }
 }
 
 #[test]
@@ -197,8 +204,8 @@ fn report_tables_and_draws_the_statistics_of_a_run() {
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let stats: serde_json::Value = serde_json::from_slice(&std::fs::read(&stats_path).unwrap()).unwrap();
     let ranks = stats["ranks"].as_array().unwrap();
-    let total_bytes: u64 =
-        ranks.iter().flat_map(|r| r["bytes_to"].as_array().unwrap()).map(|b| b.as_u64().unwrap()).sum();
+    let total_bytes: u64 = ranks.iter().map(|r| r["bytes_sent"].as_u64().unwrap()).sum();
+    let total_messages: u64 = ranks.iter().map(|r| r["messages_sent"].as_u64().unwrap()).sum();
 
     let (heatmap, balance) = (tmp.path().join("bytes.svg"), tmp.path().join("work.svg"));
     let mut report = canopy();
@@ -218,12 +225,15 @@ fn report_tables_and_draws_the_statistics_of_a_run() {
     let heatmap = std::fs::read_to_string(&heatmap).unwrap();
     assert!(heatmap.starts_with("<svg") && heatmap.trim_end().ends_with("</svg>"));
     assert!(
-        heatmap.contains(&format!("drqs ({total_bytes} B total)")),
-        "the heat map's title names the total"
+        heatmap.contains(&format!("100 % of {total_messages} messages, {total_bytes} B in all")),
+        "the heat maps' title names the totals, all of them shown at 3 ranks"
     );
+    assert!(heatmap.contains("messages sent") && heatmap.contains("bytes sent"), "both heat maps drawn");
     let balance = std::fs::read_to_string(&balance).unwrap();
     let bars = balance.matches("fill=\"#3182BD\"").count();
-    assert_eq!(bars, ranks.len(), "one bar per rank");
+    assert_eq!(bars, ranks.len(), "one bar of entries per rank");
+    let asked: u64 = ranks.iter().map(|r| r["work_requests_sent"].as_u64().unwrap()).sum();
+    assert!(balance.contains(&format!("work requests sent ({asked}, pale)")), "requests drawn");
 }
 
 /// A random tree with sizes, a sparse file and hard links across directories (so the rule that

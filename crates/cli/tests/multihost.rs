@@ -73,10 +73,12 @@ fn the_walk_spans_three_network_namespace_hosts() {
     let mut sent = [0u64; HOSTS];
     let mut received = [0u64; HOSTS];
     for (from, rank) in ranks.iter().enumerate() {
-        for (to, bytes) in rank["bytes_to"].as_array().unwrap().iter().enumerate() {
+        // 6 ranks: every peer is among a rank's top peers.
+        for peer in rank["top_peers"].as_array().unwrap() {
+            let (to, bytes) = (peer["rank"].as_u64().unwrap() as usize, peer["bytes"].as_u64().unwrap());
             if host_of[from] != host_of[to] {
-                sent[host_of[from]] += bytes.as_u64().unwrap();
-                received[host_of[to]] += bytes.as_u64().unwrap();
+                sent[host_of[from]] += bytes;
+                received[host_of[to]] += bytes;
             }
         }
     }

@@ -189,8 +189,6 @@ fn local_rank_stats(stats: &canopy_engine::WalkStats) -> RankStats {
         tasks: stats.tasks,
         entries: stats.entries,
         dirs: stats.dirs,
-        messages_to: vec![0],
-        bytes_to: vec![0],
         idle_secs: stats.idle_secs,
         readdir_secs: stats.readdir_secs,
         stat_secs: stats.stat_secs,

@@ -31,4 +31,4 @@ pub mod victims;
 pub use canopy_transport::{NO_ANSWER_EXIT, World, users_terminal};
 pub use cluster::{Cluster, Plan};
 pub use sched_kind::SchedKind;
-pub use stats::{ClusterStats, RankStats};
+pub use stats::{ClusterStats, PeerTraffic, RankStats};

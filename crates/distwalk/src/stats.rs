@@ -3,8 +3,44 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Version of the JSON layout written by `--stats`.
-pub const STATS_VERSION: u32 = 1;
+/// Version of the JSON layout written by `--stats` (2: per-rank totals, top peers and a size
+/// histogram instead of vectors as long as the job).
+pub const STATS_VERSION: u32 = 2;
+
+/// Peers a rank's record names, by messages and by bytes: the record's size does not grow with the
+/// job, so rank 0 can gather it from 10⁴ ranks.
+pub const TOP_PEERS: usize = 8;
+
+/// What one rank sent to one peer.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PeerTraffic {
+    pub rank: u32,
+    pub messages: u64,
+    pub bytes: u64,
+}
+
+impl PeerTraffic {
+    /// The `k` peers sent the most messages and the `k` sent the most bytes (each by rank on
+    /// ties), by rank, from per-destination counters; peers sent nothing are left out.
+    pub fn top(messages_to: &[u64], bytes_to: &[u64], k: usize) -> Vec<PeerTraffic> {
+        let all: Vec<PeerTraffic> = messages_to
+            .iter()
+            .zip(bytes_to)
+            .enumerate()
+            .filter(|&(_, (&messages, _))| messages > 0)
+            .map(|(rank, (&messages, &bytes))| PeerTraffic { rank: rank as u32, messages, bytes })
+            .collect();
+        let mut by_messages = all.clone();
+        by_messages.sort_by_key(|p| (std::cmp::Reverse(p.messages), p.rank));
+        let mut by_bytes = all;
+        by_bytes.sort_by_key(|p| (std::cmp::Reverse(p.bytes), p.rank));
+        let mut top: Vec<PeerTraffic> =
+            by_messages.into_iter().take(k).chain(by_bytes.into_iter().take(k)).collect();
+        top.sort_by_key(|p| p.rank);
+        top.dedup();
+        top
+    }
+}
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct RankStats {
@@ -17,9 +53,14 @@ pub struct RankStats {
     pub tasks: u64,
     pub entries: u64,
     pub dirs: u64,
-    /// Messages and bytes this rank sent to each rank (index = destination).
-    pub messages_to: Vec<u64>,
-    pub bytes_to: Vec<u64>,
+    /// Messages and bytes this rank sent in all.
+    pub messages_sent: u64,
+    pub bytes_sent: u64,
+    /// The peers it sent most to ([`PeerTraffic::top`], [`TOP_PEERS`]).
+    pub top_peers: Vec<PeerTraffic>,
+    /// Messages it sent by size: index 0 empty ones (work requests, refusals), index `c` sizes in
+    /// [2^(c-1), 2^c) bytes.
+    pub message_sizes: Vec<u64>,
     pub work_requests_sent: u64,
     pub work_requests_fruitful: u64,
     /// Batches of work sent unasked to peers refused earlier (H-DRQS).
@@ -46,11 +87,11 @@ pub struct ClusterStats {
 
 impl ClusterStats {
     pub fn total_messages(&self) -> u64 {
-        self.ranks.iter().flat_map(|r| &r.messages_to).sum()
+        self.ranks.iter().map(|r| r.messages_sent).sum()
     }
 
     pub fn total_bytes(&self) -> u64 {
-        self.ranks.iter().flat_map(|r| &r.bytes_to).sum()
+        self.ranks.iter().map(|r| r.bytes_sent).sum()
     }
 
     /// The ranks that walk: all of them, except the centralised scheduler's master (rank 0), which
@@ -77,6 +118,20 @@ mod tests {
 
     fn rank(rank: u32, entries: u64) -> RankStats {
         RankStats { rank, entries, tasks: entries / 2, ..RankStats::default() }
+    }
+
+    #[test]
+    fn top_peers_are_the_busiest_by_messages_and_by_bytes() {
+        // Rank 1 gets many empty requests, rank 3 one big batch, rank 2 a little of both.
+        let messages = [0, 500, 3, 1, 0];
+        let bytes = [0, 0, 90, 70_000, 0];
+        let peer = |rank, messages, bytes| PeerTraffic { rank, messages, bytes };
+        assert_eq!(PeerTraffic::top(&messages, &bytes, 1), [peer(1, 500, 0), peer(3, 1, 70_000)]);
+        assert_eq!(
+            PeerTraffic::top(&messages, &bytes, 8),
+            [peer(1, 500, 0), peer(2, 3, 90), peer(3, 1, 70_000)]
+        );
+        assert!(PeerTraffic::top(&[0; 10_000], &[0; 10_000], 8).is_empty());
     }
 
     #[test]

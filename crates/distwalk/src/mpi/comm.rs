@@ -7,7 +7,7 @@ use super::protocol::{
     COMPLETE, NO_WORK, OFFER, OUTPUT, OUTPUT_END, STOP, TOKEN, WORK, WORK_REQUEST, decode, encode,
 };
 use crate::safra::{Safra, Step};
-use crate::stats::RankStats;
+use crate::stats::{PeerTraffic, RankStats, TOP_PEERS};
 use canopy_engine::remote::{Completion, RemoteTask};
 use canopy_engine::{DistributedVisitor, Driver};
 use canopy_transport::mpi::{Incoming, Transport};
@@ -253,8 +253,11 @@ impl<'w> Comm<'w> {
     pub fn finish_stats(mut self, walk: &canopy_engine::WalkStats) -> RankStats {
         self.transport.flush();
         let mut stats = std::mem::take(&mut self.stats);
-        stats.messages_to = self.transport.messages_to.clone();
-        stats.bytes_to = self.transport.bytes_to.clone();
+        let transport = &self.transport;
+        stats.messages_sent = transport.messages_to.iter().sum();
+        stats.bytes_sent = transport.bytes_to.iter().sum();
+        stats.top_peers = PeerTraffic::top(&transport.messages_to, &transport.bytes_to, TOP_PEERS);
+        stats.message_sizes = transport.message_sizes.clone();
         stats.comm_secs = self.transport.comm.as_secs_f64();
         stats.threads = walk.threads;
         stats.tasks = walk.tasks;

@@ -17,7 +17,8 @@ use canopy_engine::output::Sink;
 use canopy_engine::{DistributedVisitor, WalkOptions, WalkOutcome};
 use canopy_transport::hostname;
 use forward::Forwarder;
-use mpi::collective::{CommunicatorCollectives, Root, SystemOperation};
+use mpi::collective::{CommunicatorCollectives, SystemOperation};
+use mpi::point_to_point::{Destination, Source};
 use mpi::topology::{Communicator, SimpleCommunicator};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -97,39 +98,30 @@ impl MpiCluster {
     }
 }
 
-/// Gathers every rank's serialised value at rank 0 and folds them in rank order.
+/// Folds every rank's value into rank 0's, in rank order, up a binomial tree of point-to-point
+/// messages: rank 0 receives log2(P) messages, each of a subtree's folded value, instead of P values
+/// whose 32-bit gather counts and displacements overflow at 10⁴ ranks.
 pub fn reduce<T: Serialize + DeserializeOwned>(
     world: &SimpleCommunicator,
     value: T,
     merge: impl Fn(T, T) -> T,
 ) -> Option<T> {
-    let bytes = protocol::encode(&value);
-    let root = world.process_at_rank(0);
-    let count = bytes.len() as i32;
-    if world.rank() != 0 {
-        root.gather_into(&count);
-        root.gather_varcount_into(&bytes[..]);
-        return None;
+    let (rank, size) = (world.rank(), world.size());
+    let mut value = value;
+    let mut step = 1;
+    while step < size {
+        if rank % (2 * step) != 0 {
+            // This subtree's value goes to its parent, which folds it after its own lower ranks.
+            world.process_at_rank(rank - step).send_with_tag(&protocol::encode(&value)[..], protocol::REDUCE);
+            return None;
+        }
+        if rank + step < size {
+            let (bytes, _) = world.process_at_rank(rank + step).receive_vec_with_tag::<u8>(protocol::REDUCE);
+            value = merge(value, protocol::decode(&bytes));
+        }
+        step *= 2;
     }
-    let mut counts = vec![0i32; world.size() as usize];
-    root.gather_into_root(&count, &mut counts[..]);
-    let displs: Vec<i32> = counts
-        .iter()
-        .scan(0, |acc, &c| {
-            let d = *acc;
-            *acc += c;
-            Some(d)
-        })
-        .collect();
-    let mut all = vec![0u8; counts.iter().sum::<i32>() as usize];
-    {
-        let mut partition = mpi::datatype::PartitionMut::new(&mut all[..], &counts[..], &displs[..]);
-        root.gather_varcount_into_root(&bytes[..], &mut partition);
-    }
-    let mut values =
-        counts.iter().zip(&displs).map(|(&c, &d)| protocol::decode::<T>(&all[d as usize..(d + c) as usize]));
-    let first = values.next()?;
-    Some(values.fold(first, merge))
+    Some(value)
 }
 
 /// The largest `value` over all ranks, known to every rank.

@@ -25,6 +25,8 @@ pub const OUTPUT: Tag = 8;
 pub const OUTPUT_END: Tag = 9;
 /// Work sent unasked to a rank that was refused work earlier (H-DRQS). Basic.
 pub const OFFER: Tag = 10;
+/// A subtree's folded value on its way to rank 0 after the walk ([`super::reduce`]).
+pub const REDUCE: Tag = 11;
 
 pub fn encode<T: Serialize + ?Sized>(value: &T) -> Vec<u8> {
     postcard::to_allocvec(value).expect("walk messages serialise")

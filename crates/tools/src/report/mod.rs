@@ -1,6 +1,7 @@
 //! `canopy report STATS.json`: reads the per-rank statistics a distributed walk wrote with
-//! `--stats`, prints a table, and draws the seed paper's figures — the heat map of bytes exchanged
-//! between ranks (its Fig. 1/5) and the work each rank did (Fig. 6).
+//! `--stats`, prints a table, and draws the seed paper's figures — the heat maps of messages and
+//! bytes exchanged between ranks (its Fig. 1/5) and the work each rank did with the work requests
+//! it sent (Fig. 6). Above [`MAX_CELLS`] ranks the figures draw blocks of consecutive ranks.
 
 mod balance;
 mod heatmap;
@@ -23,11 +24,13 @@ pub struct ReportArgs {
     /// Statistics file written by a tree tool's `--stats`.
     pub stats: PathBuf,
 
-    /// Draw the bytes sent from each rank (row) to each rank (column) as an SVG heat map.
+    /// Draw the messages and the bytes sent from each rank (row) to each rank (column) as SVG heat
+    /// maps (blocks of ranks above 256 ranks).
     #[arg(long, value_name = "SVG")]
     pub heatmap: Option<PathBuf>,
 
-    /// Draw the work (entries and tasks) each rank did as an SVG bar chart.
+    /// Draw the entries each rank visited and the work requests it sent (and how many bore fruit)
+    /// as an SVG bar chart (blocks of ranks above 256 ranks).
     #[arg(long, value_name = "SVG")]
     pub balance: Option<PathBuf>,
 }
@@ -56,4 +59,50 @@ pub fn run(args: &ReportArgs) -> Exit {
         }
     }
     exit
+}
+
+/// Ranks (or blocks of ranks) a figure draws at most along an axis.
+pub const MAX_CELLS: usize = 256;
+
+/// How a figure groups ranks: `count` blocks of `size` consecutive ranks (the last may be short).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Block {
+    pub size: usize,
+    pub count: usize,
+}
+
+impl Block {
+    pub fn of(self, rank: u32) -> usize {
+        rank as usize / self.size
+    }
+
+    /// ", in blocks of K ranks" when ranks are grouped.
+    pub fn describe(self) -> String {
+        if self.size == 1 {
+            String::new()
+        } else {
+            format!(", in {} blocks of {} ranks", self.count, self.size)
+        }
+    }
+}
+
+/// One rank per cell up to [`MAX_CELLS`] ranks, else the fewest equal blocks that fit.
+pub fn block_of(ranks: usize) -> Block {
+    let size = ranks.div_ceil(MAX_CELLS).max(1);
+    Block { size, count: ranks.div_ceil(size).max(1) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranks_are_grouped_only_above_the_cell_limit() {
+        assert_eq!(block_of(1), Block { size: 1, count: 1 });
+        assert_eq!(block_of(256), Block { size: 1, count: 256 });
+        assert_eq!(block_of(257), Block { size: 2, count: 129 });
+        let ten_thousand = block_of(10_000);
+        assert_eq!(ten_thousand, Block { size: 40, count: 250 });
+        assert_eq!(ten_thousand.of(9_999), 249);
+    }
 }

@@ -1,4 +1,5 @@
-//! The per-rank table: work, messages, requests, time profile.
+//! The per-rank table: work, messages (and how many were empty: work requests and refusals),
+//! bytes, requests, time profile.
 
 use canopy_distwalk::ClusterStats;
 use std::fmt::Write;
@@ -17,13 +18,14 @@ pub fn render(stats: &ClusterStats) -> String {
     );
     let _ = writeln!(
         out,
-        "{:>5} {:>8} {:>7} {:>10} {:>8} {:>11} {:>9} {:>8} {:>8} {:>8} {:>8} {:>8}",
+        "{:>5} {:>8} {:>7} {:>10} {:>8} {:>11} {:>9} {:>9} {:>8} {:>8} {:>8} {:>8} {:>8}",
         "rank",
         "node",
         "threads",
         "entries",
         "tasks",
         "messages",
+        "empty",
         "bytes",
         "asked",
         "given",
@@ -34,14 +36,15 @@ pub fn render(stats: &ClusterStats) -> String {
     for r in &stats.ranks {
         let _ = writeln!(
             out,
-            "{:>5} {:>8} {:>7} {:>10} {:>8} {:>11} {:>9} {:>8} {:>8} {:>8.3} {:>8.3} {:>8.3}",
+            "{:>5} {:>8} {:>7} {:>10} {:>8} {:>11} {:>9} {:>9} {:>8} {:>8} {:>8.3} {:>8.3} {:>8.3}",
             r.rank,
             r.node,
             r.threads,
             r.entries,
             r.tasks,
-            r.messages_to.iter().sum::<u64>(),
-            r.bytes_to.iter().sum::<u64>(),
+            r.messages_sent,
+            r.message_sizes.first().copied().unwrap_or(0),
+            r.bytes_sent,
             format!("{}/{}", r.work_requests_fruitful, r.work_requests_sent),
             r.tasks_exported,
             r.idle_secs,
@@ -63,8 +66,9 @@ mod tests {
             rank,
             entries: 10 + u64::from(rank),
             tasks: 5,
-            messages_to: vec![1, 2],
-            bytes_to: vec![bytes, 0],
+            messages_sent: 3,
+            message_sizes: vec![1, 0, 2],
+            bytes_sent: bytes,
             ..RankStats::default()
         };
         let stats =
@@ -73,6 +77,7 @@ mod tests {
         assert!(text.starts_with(
             "scheduler drqs  ranks 2  messages 6  bytes 150  work max/min: entries 1.100, tasks 1.000"
         ));
+        assert!(text.lines().nth(1).unwrap().contains(" empty "));
         assert_eq!(text.lines().count(), 4);
     }
 }

@@ -9,6 +9,12 @@ use mpi::request::{Request, StaticScope};
 use mpi::topology::{Communicator, SimpleCommunicator};
 use std::time::{Duration, Instant};
 
+/// A message's size class: 0 for an empty message (a work request, a refusal), else `c` for sizes
+/// in [2^(c-1), 2^c) bytes.
+pub fn size_class(bytes: usize) -> usize {
+    (usize::BITS - bytes.leading_zeros()) as usize
+}
+
 pub struct Incoming {
     pub from: u32,
     pub tag: Tag,
@@ -26,6 +32,8 @@ pub struct Transport<'w> {
     in_flight: Vec<InFlight>,
     pub messages_to: Vec<u64>,
     pub bytes_to: Vec<u64>,
+    /// Messages sent by size class ([`size_class`]).
+    pub message_sizes: Vec<u64>,
     /// Time spent inside MPI calls.
     pub comm: Duration,
 }
@@ -38,6 +46,7 @@ impl<'w> Transport<'w> {
             in_flight: Vec::new(),
             messages_to: vec![0; size],
             bytes_to: vec![0; size],
+            message_sizes: Vec::new(),
             comm: Duration::ZERO,
         }
     }
@@ -46,6 +55,11 @@ impl<'w> Transport<'w> {
         let started = Instant::now();
         self.messages_to[to as usize] += 1;
         self.bytes_to[to as usize] += bytes.len() as u64;
+        let class = size_class(bytes.len());
+        if self.message_sizes.len() <= class {
+            self.message_sizes.resize(class + 1, 0);
+        }
+        self.message_sizes[class] += 1;
         let buffer: *mut [u8] = Box::into_raw(bytes.into_boxed_slice());
         // SAFETY: the buffer is leaked until the request completes (see `progress`), so it outlives
         // the send as StaticScope requires.
@@ -109,5 +123,16 @@ impl<'w> Transport<'w> {
 impl Drop for Transport<'_> {
     fn drop(&mut self) {
         self.flush();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::size_class;
+
+    #[test]
+    fn size_classes_are_empty_then_powers_of_two() {
+        let classes: Vec<usize> = [0, 1, 2, 3, 4, 1023, 1024, 1025].iter().map(|&b| size_class(b)).collect();
+        assert_eq!(classes, [0, 1, 2, 2, 3, 10, 11, 11]);
     }
 }
