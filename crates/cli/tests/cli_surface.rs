@@ -85,3 +85,13 @@ fn completions_cover_nested_subcommands_and_their_options() {
         assert!(!stdout_of(&["completions", shell]).is_empty());
     }
 }
+
+/// Admins run canopy as root to remove and copy trees: it keeps ASLR, so the binary is a
+/// position-independent executable (ELF type ET_DYN), not linked `-no-pie` (ET_EXEC).
+#[test]
+fn the_binary_is_a_position_independent_executable() {
+    let binary = std::fs::read(env!("CARGO_BIN_EXE_canopy")).unwrap();
+    assert_eq!(&binary[..4], b"\x7fELF");
+    const ET_DYN: u16 = 3;
+    assert_eq!(u16::from_le_bytes([binary[16], binary[17]]), ET_DYN, "e_type of target/…/canopy");
+}

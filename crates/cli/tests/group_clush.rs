@@ -131,9 +131,8 @@ impl Case {
 #[test]
 fn group_read_and_pgrep_print_what_clush_prints_on_random_hosts() {
     let Some(clush) = clush() else {
-        eprintln!(
-            "\n*** SKIPPED group_read_and_pgrep_print_what_clush_prints_on_random_hosts: CANOPY_TEST_PYTHON \
-             is not set (scripts/test sets it to a venv with ClusterShell) ***\n"
+        canopy_testkit::skip(
+            "CANOPY_TEST_PYTHON is not set (scripts/test sets it to a venv with ClusterShell)",
         );
         return;
     };

@@ -158,9 +158,8 @@ impl Gen {
 #[test]
 fn agrees_with_clustershell_on_generated_inputs() {
     let Some(python) = clustershell_python() else {
-        eprintln!(
-            "\n*** SKIPPED agrees_with_clustershell_on_generated_inputs: CANOPY_TEST_PYTHON is not set \
-             (scripts/test sets it to a venv with ClusterShell) ***\n"
+        canopy_testkit::skip(
+            "CANOPY_TEST_PYTHON is not set (scripts/test sets it to a venv with ClusterShell)",
         );
         return;
     };
