@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 pub const STATS_VERSION: u32 = 2;
 
 /// Peers a rank's record names, by messages and by bytes: the record's size does not grow with the
-/// job, so rank 0 can gather it from 10⁴ ranks.
+/// job, so rank 0 can collect it from 10⁴ ranks.
 pub const TOP_PEERS: usize = 8;
 
 /// What one rank sent to one peer.
