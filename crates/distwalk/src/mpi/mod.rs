@@ -100,12 +100,15 @@ impl MpiCluster {
 
 /// Folds every rank's value into rank 0's, in rank order, up a binomial tree of point-to-point
 /// messages: rank 0 receives log2(P) messages, each of a subtree's folded value, instead of P values
-/// whose 32-bit gather counts and displacements overflow at 10⁴ ranks.
+/// whose 32-bit gather counts and displacements overflow at 10⁴ ranks. The messages travel on a
+/// duplicate of the world communicator, as a collective's would: a rank still polling the world for
+/// the walk's last messages must not take them.
 pub fn reduce<T: Serialize + DeserializeOwned>(
     world: &SimpleCommunicator,
     value: T,
     merge: impl Fn(T, T) -> T,
 ) -> Option<T> {
+    let world = &world.duplicate();
     let (rank, size) = (world.rank(), world.size());
     let mut value = value;
     let mut step = 1;
