@@ -36,10 +36,10 @@ const DELAY_US: u64 = 2000;
 const RANKS: [usize; 2] = [4, 8];
 
 /// How far the real max/min entries per rank may stray from the simulated, relatively. The issue
-/// asks for 10 %; beside a CPU hog single real runs strayed by up to 8.4 % at N = 8 (cp: 1.110
-/// against 1.024), while the simulator's own figures sit at 1.00–1.04, so 10 % would fail about one
-/// run in ten for noise, not for a wrong model. 15 % still fails a model that misses the real
-/// balance.
+/// asks for 10 %; single real runs, idle or beside a CPU hog, strayed by up to 8.4 % at N = 8 (cp:
+/// 1.110 against 1.024), while the simulator's own figures sit at 1.00–1.04, so 10 % would fail
+/// about one run in ten for noise, not for a wrong model. 15 % still fails a model that misses the
+/// real balance.
 const BALANCE_TOLERANCE: f64 = 0.15;
 
 /// One rank's latency mount.
