@@ -6,44 +6,10 @@
 mod common;
 
 use common::canopy;
-use std::path::Path;
-use std::process::{Child, Stdio};
-use std::time::{Duration, Instant};
+use common::latency_mount::mount;
 
 /// Threads the engine starts with on a remote (FUSE, NFS…) file system.
 const REMOTE_INITIAL_THREADS: u64 = 16;
-
-struct Mount {
-    server: Child,
-}
-
-impl Drop for Mount {
-    fn drop(&mut self) {
-        let pid = rustix::process::Pid::from_child(&self.server);
-        let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
-        let _ = self.server.wait();
-    }
-}
-
-fn mount(source: &Path, mountpoint: &Path, ready: &Path) -> Mount {
-    let server = canopy()
-        .args(["latfs", "--delay", "500us", "--threads", "256", "--ready-file"])
-        .arg(ready)
-        .arg(source)
-        .arg(mountpoint)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mount = Mount { server };
-    let started = Instant::now();
-    while !ready.exists() {
-        assert!(started.elapsed() < Duration::from_secs(30), "latfs did not mount");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    mount
-}
 
 #[test]
 fn the_default_policy_grows_the_pool_on_a_latency_mount() {
@@ -60,7 +26,7 @@ fn the_default_policy_grows_the_pool_on_a_latency_mount() {
             std::fs::write(dir.join(format!("f{f}")), b"").unwrap();
         }
     }
-    let _mount = mount(source.path(), mountpoint.path(), &scratch.path().join("ready"));
+    let _mount = mount(source.path(), mountpoint.path(), &scratch.path().join("ready"), "500us", 256);
     let out = canopy().args(["walk", "--json"]).arg(mountpoint.path()).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();

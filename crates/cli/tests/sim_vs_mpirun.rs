@@ -15,10 +15,9 @@ mod common;
 
 use canopy_walksim::model::MICROSECOND;
 use canopy_walksim::{Config, Sched, Tree, run};
+use common::latency_mount::{LatencyMount, mount};
 use common::mpirun::{LIMIT, run_within};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
-use std::time::{Duration, Instant};
 
 /// The tree (`deep:5x4x4`, 3,905 entries): every directory above depth 4 has 5 subdirectories,
 /// every directory 4 files.
@@ -41,39 +40,6 @@ const RANKS: [usize; 2] = [4, 8];
 /// about one run in ten for noise, not for a wrong model. 15 % still fails a model that misses the
 /// real balance.
 const BALANCE_TOLERANCE: f64 = 0.15;
-
-/// One rank's latency mount.
-struct Mount {
-    server: Child,
-}
-
-impl Drop for Mount {
-    fn drop(&mut self) {
-        let pid = rustix::process::Pid::from_child(&self.server);
-        let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
-        let _ = self.server.wait();
-    }
-}
-
-fn mount(source: &Path, mountpoint: &Path, ready: &Path) -> Mount {
-    let server = common::canopy()
-        .args(["latfs", "--delay", &format!("{DELAY_US}us"), "--threads", "16", "--ready-file"])
-        .arg(ready)
-        .arg(source)
-        .arg(mountpoint)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mount = Mount { server };
-    let started = Instant::now();
-    while !ready.exists() {
-        assert!(started.elapsed() < Duration::from_secs(30), "latfs did not mount {}", mountpoint.display());
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    mount
-}
 
 /// The simulator's `deep:FxDxK` on disk.
 fn build(dir: &Path, depth: u32) {
@@ -140,13 +106,14 @@ fn simulated_messages_and_balance_match_mpirun_on_per_rank_latency_mounts() {
     let prefix = scratch.path().join("rank");
     let view = scratch.path().join("view");
     std::fs::create_dir(&view).unwrap();
+    let delay = format!("{DELAY_US}us");
     let mut failures = Vec::new();
     for ranks in RANKS {
-        let _mounts: Vec<Mount> = (0..ranks)
+        let _mounts: Vec<LatencyMount> = (0..ranks)
             .map(|r| {
                 let point = PathBuf::from(format!("{}-{r}", prefix.display()));
                 std::fs::create_dir_all(&point).unwrap();
-                mount(&root, &point, &scratch.path().join(format!("ready-{ranks}-{r}")))
+                mount(&root, &point, &scratch.path().join(format!("ready-{ranks}-{r}")), &delay, 16)
             })
             .collect();
         for (sched, name) in [(Sched::Cp, "cp"), (Sched::Drqs, "drqs")] {

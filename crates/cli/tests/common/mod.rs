@@ -7,6 +7,7 @@ pub mod find_gnu;
 pub mod grep_trees;
 pub mod host_roots;
 pub mod interrupt;
+pub mod latency_mount;
 pub mod launch_oracles;
 pub mod mpirun;
 pub mod netns;
