@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{canopy, gnu};
+use common::{canopy, gnu, sorted_lines};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Output};
@@ -30,12 +30,6 @@ fn with_fd_limit(mut cmd: Command, fds: u64) -> Output {
         });
     }
     cmd.output().unwrap()
-}
-
-fn sorted_lines(bytes: &[u8]) -> Vec<String> {
-    let mut lines: Vec<String> = String::from_utf8_lossy(bytes).lines().map(str::to_owned).collect();
-    lines.sort();
-    lines
 }
 
 #[test]

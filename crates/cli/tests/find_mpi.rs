@@ -137,3 +137,23 @@ fn cp_hands_out_every_directory_from_the_master_one_at_a_time() {
         );
     }
 }
+
+#[test]
+fn the_politeness_budget_is_split_among_the_ranks_or_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    tree(tmp.path());
+    let root = tmp.path().to_str().unwrap();
+    let want = local(&["find", root, "-print0"]);
+    for sched in ["h-drqs", "drqs", "cp"] {
+        let args = ["find", "--sched", sched, "--max-rate", "20000", "--max-in-flight", "4", root, "-print0"];
+        let got = mpirun(4, &args, &[]);
+        assert_eq!(got.status.code(), Some(0), "{sched}: {}", String::from_utf8_lossy(&got.stderr));
+        assert_same_records(&records(&got.stdout, 0), &records(&want.stdout, 0), sched);
+    }
+    // Each rank needs a call in flight: 3 for 4 ranks is refused before anything is walked.
+    let out = mpirun(4, &["find", "--max-in-flight", "3", root, "-print0"], &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--max-in-flight 3 is fewer than the 4 processes"), "{stderr}");
+    assert!(out.stdout.is_empty());
+}

@@ -5,27 +5,11 @@
 
 mod common;
 
-use common::{canopy, gnu, root_or_skip};
+use common::{canopy, gnu, root_or_skip, small_tree, sorted_lines};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
-
-fn tree(root: &Path) {
-    for d in 0..12 {
-        let dir = root.join(format!("d{d}/sub{}", d % 3));
-        std::fs::create_dir_all(&dir).unwrap();
-        for f in 0..30 {
-            std::fs::write(dir.join(format!("f{f}")), format!("line {f}\n")).unwrap();
-        }
-    }
-}
-
-fn sorted_lines(bytes: &[u8]) -> Vec<String> {
-    let mut lines: Vec<String> = String::from_utf8_lossy(bytes).lines().map(str::to_owned).collect();
-    lines.sort();
-    lines
-}
 
 fn find_oracle(root: &Path) -> Vec<String> {
     sorted_lines(&gnu("find").arg(root).output().unwrap().stdout)
@@ -44,7 +28,7 @@ fn assert_ok_with_warning(out: &Output, context: &str) {
 fn minus_j_100000_is_reduced_and_every_tool_finishes_complete() {
     let tmp = tempfile::tempdir().unwrap();
     let src = tmp.path().join("src");
-    tree(&src);
+    small_tree(&src);
     let expected = find_oracle(&src);
 
     let out = canopy().args(["find", "-j", "100000"]).arg(&src).output().unwrap();
@@ -78,7 +62,7 @@ fn minus_j_100000_is_reduced_and_every_tool_finishes_complete() {
 #[test]
 fn minus_j_0_is_the_default() {
     let tmp = tempfile::tempdir().unwrap();
-    tree(tmp.path());
+    small_tree(tmp.path());
     let out = canopy().args(["find", "-j", "0"]).arg(tmp.path()).output().unwrap();
     assert_eq!(out.status.code(), Some(0));
     assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -117,7 +101,7 @@ fn refused_threads_degrade_the_walk_and_no_thread_at_all_fails_cleanly() {
     }
     let tmp = tempfile::tempdir().unwrap();
     std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    tree(tmp.path());
+    small_tree(tmp.path());
     let uid = unused_uid();
     let mut sleepers = occupy(uid, 2);
 

@@ -5,7 +5,7 @@ use crate::sched_kind::SchedKind;
 use crate::stats::{ClusterStats, RankStats, STATS_VERSION};
 use canopy_engine::output::Sink;
 use canopy_engine::{
-    DistributedVisitor, ThreadPolicy, WalkFailure, WalkOptions, WalkOutcome, panic_message, walk,
+    DistributedVisitor, Politeness, ThreadPolicy, WalkFailure, WalkOptions, WalkOutcome, panic_message, walk,
 };
 use canopy_transport::launch::LaunchRefused;
 use canopy_transport::{World, hostname};
@@ -103,6 +103,7 @@ impl Cluster {
         V: DistributedVisitor,
     {
         let mut options = options.clone();
+        options.politeness = self.politeness_share(&options.politeness);
         if plan.sched.single_threaded_ranks()
             && matches!(options.threads, ThreadPolicy::Adaptive { .. })
             && self.size() > 1
@@ -124,6 +125,23 @@ impl Cluster {
             );
         }
         outcome
+    }
+
+    /// This rank's share of the walk's politeness budget. Refused alike on every rank: rank 0
+    /// says why and ends the job with exit status 2 (the others wait for that end, a few seconds at
+    /// most, then end it too).
+    fn politeness_share(&self, limits: &Politeness) -> Politeness {
+        match limits.share(self.rank() as usize, self.size() as usize) {
+            Ok(share) => share,
+            Err(refusal) => {
+                if self.is_root() {
+                    eprintln!("canopy: {refusal}");
+                    self.abort(2);
+                }
+                std::thread::sleep(std::time::Duration::from_secs(5));
+                self.abort(2)
+            }
+        }
     }
 
     /// Combines a value from every rank with `merge` (which must be associative); rank 0 gets the
@@ -192,6 +210,7 @@ fn local_rank_stats(stats: &canopy_engine::WalkStats) -> RankStats {
         idle_secs: stats.idle_secs,
         readdir_secs: stats.readdir_secs,
         stat_secs: stats.stat_secs,
+        metadata_calls: stats.metadata_calls,
         elapsed_secs: stats.elapsed_secs,
         ..RankStats::default()
     }

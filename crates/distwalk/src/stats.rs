@@ -73,6 +73,9 @@ pub struct RankStats {
     /// Time in getdents64 / statx, summed over threads.
     pub readdir_secs: f64,
     pub stat_secs: f64,
+    /// Metadata system calls of the walk (open, getdents64, statx), summed over threads.
+    #[serde(default)]
+    pub metadata_calls: u64,
     /// Time in MPI calls on the communication thread.
     pub comm_secs: f64,
     pub elapsed_secs: f64,

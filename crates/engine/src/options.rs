@@ -1,3 +1,4 @@
+use crate::politeness::Politeness;
 use crate::sched::{SplitMode, ThreadPolicy};
 use std::sync::Arc;
 use std::time::Duration;
@@ -43,6 +44,8 @@ pub struct WalkOptions {
     /// (symlink loops end there too, unreported). Off, every path is walked, as GNU find does
     /// (and reports loops). Each process of a distributed walk keeps its own record.
     pub each_dir_once: bool,
+    /// File-system calls per second and in flight, at most (`--max-rate`, `--max-in-flight`).
+    pub politeness: Politeness,
     pub progress: Option<ProgressFn>,
 }
 
@@ -56,6 +59,7 @@ impl Default for WalkOptions {
             max_depth: None,
             chunk_size: 256,
             each_dir_once: false,
+            politeness: Politeness::default(),
             progress: None,
         }
     }
@@ -71,6 +75,7 @@ impl std::fmt::Debug for WalkOptions {
             .field("max_depth", &self.max_depth)
             .field("chunk_size", &self.chunk_size)
             .field("each_dir_once", &self.each_dir_once)
+            .field("politeness", &self.politeness)
             .finish_non_exhaustive()
     }
 }

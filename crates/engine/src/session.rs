@@ -6,6 +6,7 @@ use crate::failure::{FailureKind, WalkFailure, into_failure};
 use crate::node::DirNode;
 use crate::once::EnteredDirs;
 use crate::options::{WalkOptions, WalkProgress};
+use crate::politeness::CallLimiter;
 use crate::sched::{IoSampler, SAMPLE_INTERVAL, Scheduler, StealStats, ThreadPolicy, thread_limit};
 use crate::sys::{FsClass, classify_fs, open_path};
 use crate::task::Task;
@@ -52,6 +53,8 @@ pub(crate) struct Shared<'a, V: Visitor> {
     pub failure: Mutex<Option<WalkFailure>>,
     /// Directories entered so far, when each is entered once ([`WalkOptions::each_dir_once`]).
     pub entered: Option<EnteredDirs>,
+    /// The politeness budget every worker's calls go through, if the walk has limits.
+    pub limiter: Option<Arc<CallLimiter>>,
 }
 
 /// What a walk leaves behind: every worker's state for the tool to merge, and the totals.
@@ -77,6 +80,8 @@ pub struct WalkStats {
     pub idle_secs: f64,
     pub readdir_secs: f64,
     pub stat_secs: f64,
+    /// Metadata system calls made by the walk itself (open, getdents64, statx).
+    pub metadata_calls: u64,
     pub elapsed_secs: f64,
 }
 
@@ -122,6 +127,7 @@ impl<'a, V: Visitor> Session<'a, V> {
             finished_imports: Mutex::new(Vec::new()),
             failure: Mutex::new(None),
             entered: options.each_dir_once.then(EnteredDirs::new),
+            limiter: CallLimiter::new(&options.politeness),
         };
         Session { shared, policy, roots: Mutex::new(roots) }
     }
@@ -405,6 +411,7 @@ impl<V: Visitor> Shared<'_, V> {
             idle_secs: steal(|s| &s.idle_ns) as f64 / 1e9,
             readdir_secs: self.sum(|c| &c.readdir_ns) as f64 / 1e9,
             stat_secs: self.sum(|c| &c.stat_ns) as f64 / 1e9,
+            metadata_calls: self.sum(|c| &c.io_calls),
             elapsed_secs: started.elapsed().as_secs_f64(),
         }
     }

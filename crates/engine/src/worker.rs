@@ -10,6 +10,7 @@ use crate::failure::{WalkFailure, into_failure, visiting};
 use crate::meta::FileKind;
 use crate::node::{DirFd, DirNode};
 use crate::options::Follow;
+use crate::politeness;
 use crate::session::Shared;
 use crate::sys::{thread_io, timed_readdir};
 use crate::task::Task;
@@ -54,6 +55,7 @@ impl<'a, V: Visitor> Shared<'a, V> {
     }
 
     fn work(&'a self, index: usize) -> V::State {
+        let _limits = politeness::install(self.limiter.clone());
         let mut rng = fastrand::Rng::with_seed(0x9e37_79b9_7f4a_7c15 ^ index as u64);
         let mut worker = Worker {
             index,

@@ -143,3 +143,21 @@ pub fn argv(parts: &[&[u8]]) -> Vec<OsString> {
 pub fn wait_briefly() {
     std::thread::sleep(Duration::from_millis(10));
 }
+
+/// Output lines, sorted: for comparing outputs whose order parallelism does not fix.
+pub fn sorted_lines(bytes: &[u8]) -> Vec<String> {
+    let mut lines: Vec<String> = String::from_utf8_lossy(bytes).lines().map(str::to_owned).collect();
+    lines.sort();
+    lines
+}
+
+/// A small tree for flag tests: 12 directories of 30 one-line files (`line N`), 3 levels.
+pub fn small_tree(root: &Path) {
+    for d in 0..12 {
+        let dir = root.join(format!("d{d}/sub{}", d % 3));
+        std::fs::create_dir_all(&dir).unwrap();
+        for f in 0..30 {
+            std::fs::write(dir.join(format!("f{f}")), format!("line {f}\n")).unwrap();
+        }
+    }
+}

@@ -265,6 +265,7 @@ impl<'w> Comm<'w> {
         stats.dirs = walk.dirs;
         stats.readdir_secs = walk.readdir_secs;
         stats.stat_secs = walk.stat_secs;
+        stats.metadata_calls = walk.metadata_calls;
         stats.elapsed_secs = walk.elapsed_secs;
         stats
     }

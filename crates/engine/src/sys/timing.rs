@@ -36,9 +36,9 @@ pub(crate) fn timed_open<T>(f: impl FnOnce() -> T) -> T {
     timed(f, |io, ns| io.open_ns += ns)
 }
 
+/// One metadata call, within the walk's politeness budget (the wait for its turn is not I/O time).
 fn timed<T>(f: impl FnOnce() -> T, add: impl FnOnce(&mut IoTime, u64)) -> T {
-    let start = Instant::now();
-    let value = f();
+    let (start, value) = crate::politeness::polite(|| (Instant::now(), f()));
     let spent = start.elapsed().as_nanos() as u64;
     IO.with(|cell| {
         let mut io = cell.get();

@@ -1,6 +1,6 @@
 use canopy_distwalk::{Plan, SchedKind};
 use canopy_engine::sched::thread_limit;
-use canopy_engine::{SplitMode, ThreadPolicy, WalkOptions};
+use canopy_engine::{Politeness, SplitMode, ThreadPolicy, WalkOptions};
 use clap::Args;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -33,6 +33,35 @@ pub struct WalkArgs {
     /// still answers, however long its directories take.
     #[arg(long, value_name = "SECONDS", default_value_t = 60.0, value_parser = parse_timeout)]
     pub timeout: f64,
+
+    /// Politeness: start at most OPS file-system calls per second (opening and reading
+    /// directories, stat, and the tool's own calls per entry: unlink, opening a file to read or
+    /// copy), shared by all threads and, under mpirun/srun, split equally among the ranks. For
+    /// scanning a production file system without hurting its users. Default: no limit.
+    #[arg(long, value_name = "OPS", value_parser = parse_rate)]
+    pub max_rate: Option<f64>,
+
+    /// Politeness: at most N file-system calls in progress at once, shared as --max-rate is
+    /// (under mpirun/srun at least one per rank). Default: no limit.
+    #[arg(long, value_name = "N", value_parser = parse_in_flight)]
+    pub max_in_flight: Option<usize>,
+}
+
+/// Fewer than one call a minute is a typo, more than ten million a second no file system serves.
+fn parse_rate(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(rate) if (1.0 / 60.0..=1e7).contains(&rate) => Ok(rate),
+        _ => {
+            Err(format!("'{text}' is not a number of calls per second from 0.017 (one a minute) to 10000000"))
+        }
+    }
+}
+
+fn parse_in_flight(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(count) if (1..=1_000_000).contains(&count) => Ok(count),
+        _ => Err(format!("'{text}' is not a number of calls from 1 to 1000000")),
+    }
 }
 
 fn parse_timeout(text: &str) -> Result<f64, String> {
@@ -57,7 +86,8 @@ impl WalkArgs {
                 ThreadPolicy::Fixed(asked.min(limit.max))
             }
         };
-        WalkOptions { threads, split: self.split, ..WalkOptions::default() }
+        let politeness = Politeness { max_rate: self.max_rate, max_in_flight: self.max_in_flight };
+        WalkOptions { threads, split: self.split, politeness, ..WalkOptions::default() }
     }
 
     /// How the walk is spread over MPI ranks (a plain local walk otherwise).

@@ -38,6 +38,7 @@ Examples:
   canopy du --html report.html /data        an interactive treemap in one HTML file
   canopy du --ncdu-json scan.json /data && ncdu -f scan.json
   mpirun -n 16 canopy du -s /lustre/project
+  canopy du -s --max-rate 2000 /data        at most 2,000 file-system calls a second
 
 Exit status: 0 if everything was read, 1 if any error was reported, 2 on usage errors.";
 

@@ -41,6 +41,7 @@ Examples:
   canopy find -g '*.rs'                          # like: find . -iname '*.rs'
   canopy find /scratch -user alice -mtime +90 -print0 | xargs -0 ls -l
   canopy find -j 64 /lustre/project -type f -printf '%s %p\\n'
+  canopy find --max-rate 2000 --max-in-flight 8 /lustre/project -mtime +365   # polite to other users
   canopy find src -type f -exec grep -H TODO {} +
   canopy find --sort src -type d -empty -delete
   canopy find -files0-from list0.txt -newermt 'yesterday'

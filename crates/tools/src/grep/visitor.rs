@@ -10,6 +10,7 @@ use super::select::Selection;
 use crate::common::print_error;
 use canopy_engine::{
     Action, Cx, DistributedVisitor, Entry, Errno, ErrorKind, FileKind, Op, Visitor, WalkError, errno_message,
+    polite,
 };
 use canopy_util::path::join_path;
 use grep_searcher::{Searcher, SearcherBuilder};
@@ -131,7 +132,7 @@ fn open_regular(dir: BorrowedFd<'_>, name: &[u8], follow: bool) -> Result<Option
     if !follow {
         flags |= OFlags::NOFOLLOW;
     }
-    let fd = match rustix::fs::openat(dir, &name, flags, FileMode::empty()) {
+    let fd = match polite(|| rustix::fs::openat(dir, &name, flags, FileMode::empty())) {
         Ok(fd) => fd,
         // Swapped for a symlink since it was listed: not a file to search any more.
         Err(Errno::LOOP) => return Ok(None),
@@ -146,7 +147,7 @@ fn open_regular(dir: BorrowedFd<'_>, name: &[u8], follow: bool) -> Result<Option
 /// a device too, as grep reads them).
 fn open_operand(path: &[u8]) -> Result<OwnedFd, Errno> {
     let path = CString::new(path).map_err(|_| Errno::INVAL)?;
-    rustix::fs::open(&path, OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOCTTY, FileMode::empty())
+    polite(|| rustix::fs::open(&path, OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOCTTY, FileMode::empty()))
 }
 
 impl Visitor for Grep {

@@ -1,8 +1,8 @@
 //! The removal system calls: relative to the holding directory's fd, or for a starting point, to its
 //! parent opened by path; and the emptiness check of `rm -d` and `rm -i`.
 
-use canopy_engine::Errno;
 use canopy_engine::sys::{open_dir_at, open_path};
+use canopy_engine::{Errno, polite};
 use canopy_util::path::split_parent;
 use rustix::fd::{AsFd, BorrowedFd};
 use rustix::fs::{AtFlags, Dir, unlinkat};
@@ -14,7 +14,7 @@ fn flags(is_dir: bool) -> AtFlags {
 
 /// Removes `name` from the directory open as `dir`; never follows a symlink.
 pub fn remove_at(dir: impl AsFd, name: &CStr, is_dir: bool) -> Result<(), Errno> {
-    unlinkat(dir, name, flags(is_dir))
+    polite(|| unlinkat(dir, name, flags(is_dir)))
 }
 
 /// Removes a starting point given by path (of any length).

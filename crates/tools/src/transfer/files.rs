@@ -13,7 +13,7 @@ use super::visitor::{Failure, TransferState};
 use super::{Transfer, attrs};
 use crate::common::wire;
 use canopy_engine::sys::{PATH_MAX, open_beneath, open_path};
-use canopy_engine::{Cx, DirFd, DirNode, Entry, Errno, Metadata};
+use canopy_engine::{Cx, DirFd, DirNode, Entry, Errno, Metadata, polite};
 use canopy_util::path::{split_parent, split_relative};
 use canopy_util::temp_name::temp_name;
 use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
@@ -138,7 +138,7 @@ pub(super) fn open_source(
 ) -> Result<OwnedFd, Errno> {
     let flags =
         if entry.follows() { source_flags(noatime) - OFlags::NOFOLLOW } else { source_flags(noatime) };
-    let fd = at_source(entry, |dir, name| openat(dir, name, flags, Mode::empty()))?;
+    let fd = at_source(entry, |dir, name| polite(|| openat(dir, name, flags, Mode::empty())))?;
     check_identity(fd, meta.file_id())
 }
 

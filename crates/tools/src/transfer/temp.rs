@@ -6,6 +6,7 @@
 //! interruption finds the leftover of the same file under the same name and replaces it. Source
 //! entries with such names are canopy's own leftovers and are not copied.
 
+use canopy_engine::polite;
 use rustix::fd::{AsFd, OwnedFd};
 use rustix::fs::{AtFlags, Mode, OFlags, openat, renameat, unlinkat};
 use rustix::io::Errno;
@@ -31,12 +32,12 @@ pub fn create_fresh<T>(
 /// through a symlink.
 pub fn create_file(dir: impl AsFd, temp: &CStr) -> Result<OwnedFd, Errno> {
     let flags = OFlags::RDWR | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-    create_fresh(&dir, temp, |name| openat(&dir, name, flags, Mode::from_raw_mode(0o600)))
+    create_fresh(&dir, temp, |name| polite(|| openat(&dir, name, flags, Mode::from_raw_mode(0o600))))
 }
 
 /// Moves the finished `temp` over `name` (atomically replacing any non-directory there).
 pub fn rename_into_place(dir: impl AsFd, temp: &CStr, name: &CStr) -> Result<(), Errno> {
-    renameat(&dir, temp, &dir, name)
+    polite(|| renameat(&dir, temp, &dir, name))
 }
 
 /// Removes a temporary that will not be renamed (its copy failed).

@@ -1,0 +1,166 @@
+//! The politeness budget (`--max-rate`, `--max-in-flight`): a cap on the file-system calls a walk
+//! makes per second and has in progress at once, shared by all its workers, so that a scan of a
+//! production file system leaves room for its users. The engine's own calls (open, getdents64,
+//! statx) pass through it; a tool puts the calls it makes per entry (unlink, open a file to read or
+//! copy) through [`polite`]. A call waits for its turn before it starts, and the wait is not counted
+//! as I/O time, so the adaptive thread count does not grow to fill it.
+
+mod rate;
+mod slots;
+
+use rate::RateLimit;
+use slots::Slots;
+use std::cell::{Cell, RefCell};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// The limits a walk is given; none by default.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Politeness {
+    /// File-system calls started per second, at most.
+    pub max_rate: Option<f64>,
+    /// File-system calls in progress at once, at most.
+    pub max_in_flight: Option<usize>,
+}
+
+impl Politeness {
+    pub fn is_limited(&self) -> bool {
+        self.max_rate.is_some() || self.max_in_flight.is_some()
+    }
+
+    /// The part of the limits that process `index` of `count` walking together gets: an equal
+    /// share of the rate, and of the calls in flight with the remainder going to the first ones.
+    /// Refused when there are fewer calls in flight than processes, each needing one.
+    pub fn share(&self, index: usize, count: usize) -> Result<Politeness, String> {
+        let max_in_flight = match self.max_in_flight {
+            Some(total) if total < count => {
+                return Err(format!(
+                    "--max-in-flight {total} is fewer than the {count} processes of the walk, which need one each"
+                ));
+            }
+            Some(total) => Some(total / count + usize::from(index < total % count)),
+            None => None,
+        };
+        Ok(Politeness { max_rate: self.max_rate.map(|rate| rate / count as f64), max_in_flight })
+    }
+}
+
+/// The limits of one walk at run time.
+pub(crate) struct CallLimiter {
+    rate: Option<RateLimit>,
+    slots: Option<Slots>,
+    started: Instant,
+}
+
+impl CallLimiter {
+    /// `None` when nothing is limited: the calls then pay nothing.
+    pub(crate) fn new(limits: &Politeness) -> Option<Arc<CallLimiter>> {
+        limits.is_limited().then(|| {
+            Arc::new(CallLimiter {
+                rate: limits.max_rate.map(RateLimit::new),
+                slots: limits.max_in_flight.map(Slots::new),
+                started: Instant::now(),
+            })
+        })
+    }
+
+    fn admit<T>(&self, call: impl FnOnce() -> T) -> T {
+        if let Some(rate) = &self.rate {
+            let wait = rate.reserve(self.started.elapsed().as_nanos() as u64);
+            if wait > 0 {
+                std::thread::sleep(Duration::from_nanos(wait));
+            }
+        }
+        let _slot = self.slots.as_ref().map(Slots::take);
+        call()
+    }
+}
+
+thread_local! {
+    /// The limiter of the walk this thread works for, if it has one.
+    static CURRENT: RefCell<Option<Arc<CallLimiter>>> = const { RefCell::new(None) };
+    /// Inside an admitted call: calls it makes itself are part of it (and must not wait for a
+    /// slot the caller holds).
+    static ADMITTED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Makes `limiter` the calling thread's until the guard is dropped.
+pub(crate) fn install(limiter: Option<Arc<CallLimiter>>) -> Installed {
+    CURRENT.with(|current| *current.borrow_mut() = limiter);
+    Installed
+}
+
+pub(crate) struct Installed;
+
+impl Drop for Installed {
+    fn drop(&mut self) {
+        CURRENT.with(|current| current.borrow_mut().take());
+    }
+}
+
+/// Runs one file-system call within the politeness budget of the walk the calling thread works for: waits
+/// for its turn under `--max-rate` and for a free slot under `--max-in-flight`. Off a walk's
+/// threads, or without limits, it just runs the call.
+pub fn polite<T>(call: impl FnOnce() -> T) -> T {
+    if ADMITTED.get() {
+        return call();
+    }
+    CURRENT.with(|current| match &*current.borrow() {
+        None => call(),
+        Some(limiter) => limiter.admit(|| {
+            let _inside = Inside::enter();
+            call()
+        }),
+    })
+}
+
+/// Marks the thread as inside an admitted call until dropped (a panicking call included).
+struct Inside;
+
+impl Inside {
+    fn enter() -> Inside {
+        ADMITTED.set(true);
+        Inside
+    }
+}
+
+impl Drop for Inside {
+    fn drop(&mut self) {
+        ADMITTED.set(false);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shares_add_up_to_the_limits() {
+        let limits = Politeness { max_rate: Some(1000.0), max_in_flight: Some(10) };
+        let shares: Vec<Politeness> = (0..4).map(|i| limits.share(i, 4).unwrap()).collect();
+        assert_eq!(shares.iter().map(|s| s.max_in_flight.unwrap()).collect::<Vec<_>>(), [3, 3, 2, 2]);
+        assert!(shares.iter().all(|s| s.max_rate == Some(250.0)));
+        assert_eq!(Politeness::default().share(3, 4).unwrap(), Politeness::default());
+    }
+
+    #[test]
+    fn fewer_calls_in_flight_than_processes_is_refused() {
+        let limits = Politeness { max_rate: None, max_in_flight: Some(3) };
+        let refusal = limits.share(0, 4).unwrap_err();
+        assert!(refusal.contains("--max-in-flight 3") && refusal.contains("4 processes"), "{refusal}");
+    }
+
+    #[test]
+    fn a_call_made_inside_an_admitted_call_does_not_wait_for_the_slot_its_caller_holds() {
+        let limiter = CallLimiter::new(&Politeness { max_rate: None, max_in_flight: Some(1) });
+        let _installed = install(limiter);
+        assert_eq!(polite(|| polite(|| 7)), 7);
+        assert_eq!(polite(|| 8), 8, "the slot was given back");
+    }
+
+    #[test]
+    fn off_a_walk_calls_run_unlimited() {
+        assert_eq!(polite(|| 5), 5);
+        assert!(CallLimiter::new(&Politeness::default()).is_none());
+    }
+}
