@@ -7,7 +7,7 @@ use crate::node::DirNode;
 use crate::once::EnteredDirs;
 use crate::options::{WalkOptions, WalkProgress};
 use crate::politeness::CallLimiter;
-use crate::sched::{IoSampler, SAMPLE_INTERVAL, Scheduler, StealStats, ThreadPolicy, thread_limit};
+use crate::sched::{IoSampler, SAMPLE_INTERVAL, Scheduler, StealStats, ThreadPolicy, cores, thread_limit};
 use crate::sys::{FsClass, classify_fs, open_path};
 use crate::task::Task;
 use crate::visitor::{DistributedVisitor, StandInHooks, Visitor};
@@ -292,7 +292,12 @@ impl<'scope, 'env, 'a, V: Visitor> Driver<'scope, 'env, 'a, V> {
             self.shared.sum(|c| &c.io_calls),
         );
         let latency = self.sampler.borrow_mut().sample(ns, calls);
-        let wanted = self.policy.target(sched.workers(), sched.idle_workers(), sched.queued(), latency);
+        let mut wanted = self.policy.target(sched.workers(), sched.idle_workers(), sched.queued(), latency);
+        // A worker waiting for its turn under the politeness budget looks busy: grow no further
+        // than the budget can use.
+        if let Some(useful) = self.shared.options.politeness.useful_workers(latency, cores()) {
+            wanted = wanted.min(useful.max(self.policy.initial()));
+        }
         self.grow_to(limit(&PoolSample { latency, wanted }));
         if let Some(progress) = &self.shared.options.progress {
             progress(&self.shared.progress(self.started));

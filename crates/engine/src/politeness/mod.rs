@@ -28,6 +28,23 @@ impl Politeness {
         self.max_rate.is_some() || self.max_in_flight.is_some()
     }
 
+    /// The most workers the limits can keep busy, beside `cores` for the work between calls: a
+    /// call in flight each under `--max-in-flight`; under `--max-rate`, twice the calls that
+    /// overlap at that rate when a call takes `latency` (Little's law, with room for its
+    /// variation). `None` when nothing caps the pool.
+    pub fn useful_workers(&self, latency: Option<Duration>, cores: usize) -> Option<usize> {
+        let by_slots = self.max_in_flight;
+        let by_rate = self
+            .max_rate
+            .zip(latency)
+            .map(|(rate, latency)| (2.0 * rate * latency.as_secs_f64()).ceil() as usize);
+        let calls = match (by_slots, by_rate) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        calls.map(|calls| calls + cores)
+    }
+
     /// The part of the limits that process `index` of `count` walking together gets: an equal
     /// share of the rate, and of the calls in flight with the remainder going to the first ones.
     /// Refused when there are fewer calls in flight than processes, each needing one.
@@ -141,6 +158,19 @@ mod tests {
         assert_eq!(shares.iter().map(|s| s.max_in_flight.unwrap()).collect::<Vec<_>>(), [3, 3, 2, 2]);
         assert!(shares.iter().all(|s| s.max_rate == Some(250.0)));
         assert_eq!(Politeness::default().share(3, 4).unwrap(), Politeness::default());
+    }
+
+    #[test]
+    fn workers_past_what_the_limits_keep_busy_are_not_wanted() {
+        let ms = Some(Duration::from_millis(1));
+        assert_eq!(Politeness::default().useful_workers(ms, 2), None);
+        let slots = Politeness { max_rate: None, max_in_flight: Some(4) };
+        assert_eq!(slots.useful_workers(None, 2), Some(6));
+        let rate = Politeness { max_rate: Some(4000.0), max_in_flight: None };
+        assert_eq!(rate.useful_workers(None, 2), None, "no latency measured yet");
+        assert_eq!(rate.useful_workers(ms, 2), Some(8 + 2), "4 calls overlap at 4,000/s of 1 ms, twice that");
+        let both = Politeness { max_rate: Some(4000.0), max_in_flight: Some(3) };
+        assert_eq!(both.useful_workers(ms, 2), Some(5));
     }
 
     #[test]
