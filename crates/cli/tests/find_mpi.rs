@@ -141,14 +141,29 @@ fn cp_hands_out_every_directory_from_the_master_one_at_a_time() {
 #[test]
 fn the_politeness_budget_is_split_among_the_ranks_or_refused() {
     let tmp = tempfile::tempdir().unwrap();
-    tree(tmp.path());
-    let root = tmp.path().to_str().unwrap();
+    let root = tmp.path().join("tree");
+    tree(&root);
+    let root = root.to_str().unwrap();
     let want = local(&["find", root, "-print0"]);
+    let stats_file = tmp.path().join("stats.json");
+    let stats = stats_file.to_str().unwrap();
     for sched in ["h-drqs", "drqs", "cp"] {
-        let args = ["find", "--sched", sched, "--max-rate", "20000", "--max-in-flight", "4", root, "-print0"];
+        let limits = ["--max-rate", "20000", "--max-in-flight", "5"];
+        let args = [&["find", "--sched", sched, "--stats", stats][..], &limits, &[root, "-print0"]].concat();
         let got = mpirun(4, &args, &[]);
         assert_eq!(got.status.code(), Some(0), "{sched}: {}", String::from_utf8_lossy(&got.stderr));
         assert_same_records(&records(&got.stdout, 0), &records(&want.stdout, 0), sched);
+        // The parts move between ranks with the work (not under cp); wherever they ended, they add
+        // up to no more than the limits, and every rank kept a call in flight and some rate.
+        let stats: serde_json::Value = serde_json::from_slice(&std::fs::read(&stats_file).unwrap()).unwrap();
+        let ranks = stats["ranks"].as_array().unwrap();
+        let slots: Vec<u64> = ranks.iter().map(|r| r["max_in_flight_end"].as_u64().unwrap()).collect();
+        let rates: Vec<f64> = ranks.iter().map(|r| r["max_rate_end"].as_f64().unwrap()).collect();
+        assert!(slots.iter().sum::<u64>() <= 5 && slots.iter().all(|&n| n >= 1), "{sched}: {slots:?}");
+        assert!(
+            rates.iter().sum::<f64>() <= 20000.0 + 1e-6 && rates.iter().all(|&r| r > 0.0),
+            "{sched}: {rates:?}"
+        );
     }
     // Each rank needs a call in flight: 3 for 4 ranks is refused before anything is walked.
     let out = mpirun(4, &["find", "--max-in-flight", "3", root, "-print0"], &[]);

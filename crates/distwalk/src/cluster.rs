@@ -1,6 +1,7 @@
 //! The process group a tool runs in: one local process, or the ranks of an MPI job. Tools call
 //! these methods the same way in both cases and never touch MPI themselves.
 
+use crate::budget::Budget;
 use crate::sched_kind::SchedKind;
 use crate::stats::{ClusterStats, RankStats, STATS_VERSION};
 use canopy_engine::output::Sink;
@@ -103,7 +104,10 @@ impl Cluster {
         V: DistributedVisitor,
     {
         let mut options = options.clone();
-        options.politeness = self.politeness_share(&options.politeness);
+        let budget = self.politeness_budget(&options.politeness);
+        if let Some(budget) = &budget {
+            options.politeness = budget.limits();
+        }
         if plan.sched.single_threaded_ranks()
             && matches!(options.threads, ThreadPolicy::Adaptive { .. })
             && self.size() > 1
@@ -114,7 +118,7 @@ impl Cluster {
         #[cfg(feature = "mpi")]
         if let Some((comm, mpi)) = self.mpi() {
             self.watch(plan.timeout);
-            return mpi.walk(comm, roots, &options, visitor, plan);
+            return mpi.walk(comm, roots, &options, visitor, plan, budget);
         }
         let outcome = walk(roots, &options, visitor);
         if let Some(path) = &plan.stats_file {
@@ -127,12 +131,12 @@ impl Cluster {
         outcome
     }
 
-    /// This rank's share of the walk's politeness budget. Refused alike on every rank: rank 0
-    /// says why and ends the job with exit status 2 (the others wait for that end, a few seconds at
-    /// most, then end it too).
-    fn politeness_share(&self, limits: &Politeness) -> Politeness {
-        match limits.share(self.rank() as usize, self.size() as usize) {
-            Ok(share) => share,
+    /// This rank's starting part of the walk's politeness budget. Refused alike on every rank:
+    /// rank 0 says why and ends the job with exit status 2 (the others wait for that end, a few
+    /// seconds at most, then end it too).
+    fn politeness_budget(&self, limits: &Politeness) -> Option<Budget> {
+        match Budget::new(limits, self.rank() as usize, self.size() as usize) {
+            Ok(budget) => budget,
             Err(refusal) => {
                 if self.is_root() {
                     eprintln!("canopy: {refusal}");

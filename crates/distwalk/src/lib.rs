@@ -15,6 +15,7 @@
 //! single local process and every call is the plain engine's.
 
 pub mod backoff;
+pub mod budget;
 mod cluster;
 pub mod completions;
 pub mod export;

@@ -76,6 +76,13 @@ pub struct RankStats {
     /// Metadata system calls of the walk (open, getdents64, statx), summed over threads.
     #[serde(default)]
     pub metadata_calls: u64,
+    /// This rank's part of the politeness budget when its walk ended (it follows the work,
+    /// [`crate::budget`]): calls per second and calls in flight; null without limits. (Every field
+    /// is written: the statistics also travel to rank 0 as postcard, which skips nothing.)
+    #[serde(default)]
+    pub max_rate_end: Option<f64>,
+    #[serde(default)]
+    pub max_in_flight_end: Option<usize>,
     /// Time in MPI calls on the communication thread.
     pub comm_secs: f64,
     pub elapsed_secs: f64,

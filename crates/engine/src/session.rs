@@ -6,7 +6,7 @@ use crate::failure::{FailureKind, WalkFailure, into_failure};
 use crate::node::DirNode;
 use crate::once::EnteredDirs;
 use crate::options::{WalkOptions, WalkProgress};
-use crate::politeness::CallLimiter;
+use crate::politeness::{CallLimiter, Politeness};
 use crate::sched::{IoSampler, SAMPLE_INTERVAL, Scheduler, StealStats, ThreadPolicy, cores, thread_limit};
 use crate::sys::{FsClass, classify_fs, open_path};
 use crate::task::Task;
@@ -295,12 +295,25 @@ impl<'scope, 'env, 'a, V: Visitor> Driver<'scope, 'env, 'a, V> {
         let mut wanted = self.policy.target(sched.workers(), sched.idle_workers(), sched.queued(), latency);
         // A worker waiting for its turn under the politeness budget looks busy: grow no further
         // than the budget can use.
-        if let Some(useful) = self.shared.options.politeness.useful_workers(latency, cores()) {
+        if let Some(useful) = self.politeness().useful_workers(latency, cores()) {
             wanted = wanted.min(useful.max(self.policy.initial()));
         }
         self.grow_to(limit(&PoolSample { latency, wanted }));
         if let Some(progress) = &self.shared.options.progress {
             progress(&self.shared.progress(self.started));
+        }
+    }
+
+    /// The politeness limits in force: the walk's own, or its share as last set.
+    pub fn politeness(&self) -> Politeness {
+        self.shared.limiter.as_ref().map_or(Politeness::default(), |limiter| limiter.limits())
+    }
+
+    /// Changes the politeness limits in force (a distributed walk moves budget between ranks with
+    /// their work). A walk started without a limit stays without it.
+    pub fn set_politeness(&self, limits: &Politeness) {
+        if let Some(limiter) = &self.shared.limiter {
+            limiter.set(limits);
         }
     }
 

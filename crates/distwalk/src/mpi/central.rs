@@ -4,7 +4,7 @@
 //! directory passes the master. Termination is detected with the same token ring as the other
 //! schedulers.
 
-use super::comm::{Comm, WorkBatch};
+use super::comm::{Comm, WorkBatch, WorkRequest};
 use super::forward::{self, Forwarder};
 use super::protocol::{RESULTS, WORK, WORK_REQUEST, decode, encode};
 use crate::stats::RankStats;
@@ -27,7 +27,7 @@ where
 {
     let comm = Comm::new(world);
     if comm.rank == 0 && comm.size > 1 {
-        return master::<V>(comm, roots, forwarder);
+        return master::<V>(comm, roots, options, forwarder);
     }
     // A single rank has no master to talk to: it simply walks.
     let session = Session::distributed(roots, options, visitor);
@@ -45,6 +45,7 @@ type Queued<V> = (u32, RemoteTask<<V as Visitor>::Job, <V as Visitor>::DirData>)
 fn master<V>(
     mut comm: Comm<'_>,
     roots: &[Vec<u8>],
+    options: &WalkOptions,
     forwarder: &Forwarder,
 ) -> (WalkOutcome<V::State>, RankStats)
 where
@@ -79,7 +80,7 @@ where
         {
             let (origin, task) = queue.pop_front().expect("checked non-empty");
             // The master runs no pool of its own.
-            comm.give(worker, &WorkBatch { origin, sender_threads: 0, tasks: vec![task] });
+            comm.give(worker, &WorkBatch { origin, sender_threads: 0, tasks: vec![task], budget: None });
         }
         comm.note_idle(queue.is_empty());
         if queue.is_empty() {
@@ -94,7 +95,8 @@ where
         comm.transport.send(worker, super::protocol::NO_WORK, Vec::new());
     }
     comm.quiesce(forwarder);
-    let mut stats = comm.finish_stats(&canopy_engine::WalkStats::default());
+    // The master makes no file-system call: its share of the politeness budget goes unused.
+    let mut stats = comm.finish_stats(&canopy_engine::WalkStats::default(), &options.politeness);
     stats.elapsed_secs = started.elapsed().as_secs_f64();
     let outcome = WalkOutcome {
         states: Vec::new(),
@@ -117,7 +119,7 @@ where
     while !comm.stopping {
         if driver.failed() {
             // The walk failed here: the job is about to be aborted, not ended together.
-            return comm.finish_stats(&driver.stats());
+            return comm.finish_stats(&driver.stats(), &driver.politeness());
         }
         let mut active = false;
         while let Some(message) = comm.transport.poll() {
@@ -149,7 +151,7 @@ where
         comm.note_idle(idle);
         if idle && !comm.stopping {
             if comm.asked.is_none() && !alone {
-                comm.ask(0, Vec::new());
+                comm.ask(0, &WorkRequest::default());
             }
             comm.on_passive();
         }
@@ -163,5 +165,5 @@ where
         }
     }
     comm.quiesce(forwarder);
-    comm.finish_stats(&driver.stats())
+    comm.finish_stats(&driver.stats(), &driver.politeness())
 }

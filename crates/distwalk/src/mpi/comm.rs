@@ -6,10 +6,11 @@ use super::forward::{self, Forwarder};
 use super::protocol::{
     COMPLETE, NO_WORK, OFFER, OUTPUT, OUTPUT_END, STOP, TOKEN, WORK, WORK_REQUEST, decode, encode,
 };
+use crate::budget::BudgetShare;
 use crate::safra::{Safra, Step};
 use crate::stats::{PeerTraffic, RankStats, TOP_PEERS};
 use canopy_engine::remote::{Completion, RemoteTask};
-use canopy_engine::{DistributedVisitor, Driver};
+use canopy_engine::{DistributedVisitor, Driver, Politeness};
 use canopy_transport::mpi::{Incoming, Transport};
 use mpi::collective::CommunicatorCollectives;
 use mpi::topology::{Communicator, SimpleCommunicator};
@@ -25,6 +26,8 @@ pub struct WorkBatch<J, D> {
     /// ([`crate::export::ExportPolicy::pool_for_import`]).
     pub sender_threads: u32,
     pub tasks: Vec<RemoteTask<J, D>>,
+    /// Politeness budget that goes with the work ([`crate::budget::Budget::half`]).
+    pub budget: Option<BudgetShare>,
 }
 
 impl<J, D> WorkBatch<J, D> {
@@ -34,8 +37,38 @@ impl<J, D> WorkBatch<J, D> {
         tasks: Vec<RemoteTask<J, D>>,
         driver: &Driver<'_, '_, '_, V>,
     ) -> Self {
-        WorkBatch { origin, sender_threads: u32::try_from(driver.workers()).unwrap_or(u32::MAX), tasks }
+        WorkBatch {
+            origin,
+            sender_threads: u32::try_from(driver.workers()).unwrap_or(u32::MAX),
+            tasks,
+            budget: None,
+        }
     }
+}
+
+/// What a work request carries: under H-DRQS the asker's pending tasks, and under a politeness
+/// budget what an asker out of work gives away ([`crate::budget::Budget::spare`]). No bytes when neither.
+#[derive(Default, Serialize, Deserialize)]
+pub struct WorkRequest {
+    pub pending: Option<u32>,
+    pub budget: Option<BudgetShare>,
+}
+
+impl WorkRequest {
+    fn to_bytes(&self) -> Vec<u8> {
+        if self.pending.is_none() && self.budget.is_none() { Vec::new() } else { encode(self) }
+    }
+
+    pub fn from_bytes(bytes: &[u8]) -> WorkRequest {
+        if bytes.is_empty() { WorkRequest::default() } else { decode(bytes) }
+    }
+}
+
+/// What came with imported work.
+pub struct Imported {
+    /// The sender's pool size.
+    pub sender_threads: usize,
+    pub budget: Option<BudgetShare>,
 }
 
 pub struct Comm<'w> {
@@ -75,9 +108,9 @@ impl<'w> Comm<'w> {
         self.transport.send(to, tag, bytes);
     }
 
-    /// Asks `victim` for work; `load` is what the request carries (see [`WORK_REQUEST`]).
-    pub fn ask(&mut self, victim: u32, load: Vec<u8>) {
-        self.transport.send(victim, WORK_REQUEST, load);
+    /// Asks `victim` for work.
+    pub fn ask(&mut self, victim: u32, request: &WorkRequest) {
+        self.transport.send(victim, WORK_REQUEST, request.to_bytes());
         self.asked = Some(victim);
         self.stats.work_requests_sent += 1;
     }
@@ -99,19 +132,19 @@ impl<'w> Comm<'w> {
         self.send_basic(to, OFFER, encode(batch));
     }
 
-    /// Imports a batch of work (a basic message); returns the sender's pool size.
+    /// Imports a batch of work (a basic message).
     pub fn take_work<V: DistributedVisitor>(
         &mut self,
         driver: &Driver<'_, '_, '_, V>,
         bytes: &[u8],
-    ) -> usize {
+    ) -> Imported {
         self.safra.received_basic();
         let batch: WorkBatch<V::Job, V::DirData> = decode(bytes);
         self.stats.tasks_imported += batch.tasks.len() as u64;
         if !self.stopping {
             driver.import(batch.origin, batch.tasks);
         }
-        batch.sender_threads as usize
+        Imported { sender_threads: batch.sender_threads as usize, budget: batch.budget }
     }
 
     /// Handles the messages both schedulers share; returns the message back if it is not one.
@@ -249,8 +282,8 @@ impl<'w> Comm<'w> {
         }
     }
 
-    /// Final statistics of this rank.
-    pub fn finish_stats(mut self, walk: &canopy_engine::WalkStats) -> RankStats {
+    /// Final statistics of this rank, whose politeness limits in force at the end were `limits`.
+    pub fn finish_stats(mut self, walk: &canopy_engine::WalkStats, limits: &Politeness) -> RankStats {
         self.transport.flush();
         let mut stats = std::mem::take(&mut self.stats);
         let transport = &self.transport;
@@ -266,6 +299,8 @@ impl<'w> Comm<'w> {
         stats.readdir_secs = walk.readdir_secs;
         stats.stat_secs = walk.stat_secs;
         stats.metadata_calls = walk.metadata_calls;
+        stats.max_rate_end = limits.max_rate;
+        stats.max_in_flight_end = limits.max_in_flight;
         stats.elapsed_secs = walk.elapsed_secs;
         stats
     }

@@ -9,6 +9,7 @@ mod forward;
 mod protocol;
 mod steal;
 
+use crate::budget::Budget;
 use crate::cluster::{Plan, write_stats};
 use crate::sched_kind::SchedKind;
 use crate::stats::{ClusterStats, RankStats, STATS_VERSION};
@@ -42,6 +43,7 @@ impl MpiCluster {
         options: &WalkOptions,
         visitor: &V,
         plan: &Plan,
+        budget: Option<Budget>,
     ) -> WalkOutcome<V::State>
     where
         V: DistributedVisitor,
@@ -49,8 +51,9 @@ impl MpiCluster {
         let rank = world.rank() as u32;
         let roots: &[Vec<u8>] = if rank == 0 { roots } else { &[] };
         let (outcome, mut rank_stats) = match plan.sched {
+            // CP's ranks keep their equal shares: the master hands out one directory at a time.
             SchedKind::Cp => central::walk(world, roots, options, visitor, &self.forwarder),
-            kind => steal::walk(world, &self.topology, kind, roots, options, visitor, &self.forwarder),
+            kind => steal::walk(world, self, kind, roots, options, visitor, budget),
         };
         rank_stats.rank = rank;
         rank_stats.node = self.topology.node[rank as usize];

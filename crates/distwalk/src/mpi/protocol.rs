@@ -5,7 +5,7 @@ use mpi::Tag;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-/// A rank asks for work (control message: empty, or under H-DRQS the asker's pending tasks).
+/// A rank asks for work (control message: [`super::comm::WorkRequest`]).
 pub const WORK_REQUEST: Tag = 1;
 /// Work in answer to a request, or (CP) handed out by the master: a batch of remote tasks. Basic.
 pub const WORK: Tag = 2;

@@ -3,13 +3,15 @@
 //! rank with queued work answers with a share of it. How requests are paced and shares sized is
 //! [`Rules`]: the paper's for DRQS/DEQS/PA-DRQS, the balancing policies for H-DRQS.
 
+use super::MpiCluster;
 use super::balance::Rules;
-use super::comm::{Comm, WorkBatch};
+use super::comm::{Comm, Imported, WorkBatch, WorkRequest};
 use super::forward::{self, Forwarder};
-use super::protocol::{OFFER, WORK, WORK_REQUEST, decode, encode};
+use super::protocol::{OFFER, WORK, WORK_REQUEST};
+use crate::budget::{Budget, BudgetShare};
 use crate::sched_kind::SchedKind;
 use crate::stats::RankStats;
-use crate::victims::{Topology, Victims};
+use crate::victims::Victims;
 use canopy_engine::sched::SAMPLE_INTERVAL;
 use canopy_engine::{DistributedVisitor, Driver, Session, WalkOptions, WalkOutcome};
 use mpi::topology::SimpleCommunicator;
@@ -17,16 +19,17 @@ use std::time::{Duration, Instant};
 
 pub fn walk<V>(
     world: &SimpleCommunicator,
-    topology: &Topology,
+    cluster: &MpiCluster,
     kind: SchedKind,
     roots: &[Vec<u8>],
     options: &WalkOptions,
     visitor: &V,
-    forwarder: &Forwarder,
+    budget: Option<Budget>,
 ) -> (WalkOutcome<V::State>, RankStats)
 where
     V: DistributedVisitor,
 {
+    let (topology, forwarder) = (&cluster.topology, &*cluster.forwarder);
     let mut options = options.clone();
     if kind == SchedKind::Deqs {
         options.split = canopy_engine::SplitMode::Equal;
@@ -39,7 +42,8 @@ where
     };
     forwarder.set_draining(true);
     let (outcome, stats) = session.run(|driver| {
-        StealLoop { comm: Comm::new(world), victims, rules, retry_at: Instant::now() }.run(driver, forwarder)
+        StealLoop { comm: Comm::new(world), victims, rules, retry_at: Instant::now(), budget }
+            .run(driver, forwarder)
     });
     forwarder.set_draining(false);
     (outcome, stats)
@@ -51,6 +55,8 @@ struct StealLoop<'w> {
     rules: Rules,
     /// No request before this (the pause after fruitless ones).
     retry_at: Instant,
+    /// This rank's part of the politeness budget, if the walk has one: it follows the work.
+    budget: Option<Budget>,
 }
 
 impl StealLoop<'_> {
@@ -62,7 +68,7 @@ impl StealLoop<'_> {
         while !self.comm.stopping {
             if driver.failed() {
                 // The walk failed here: the job is about to be aborted, not ended together.
-                return self.comm.finish_stats(&driver.stats());
+                return self.comm.finish_stats(&driver.stats(), &driver.politeness());
             }
             let mut active = false;
             while let Some(message) = self.comm.transport.poll() {
@@ -76,31 +82,34 @@ impl StealLoop<'_> {
                 };
                 match message.tag {
                     WORK_REQUEST => {
-                        let peer_pending =
-                            if message.bytes.is_empty() { 0 } else { decode::<u32>(&message.bytes) as usize };
+                        let request = WorkRequest::from_bytes(&message.bytes);
+                        self.receive_budget(driver, request.budget);
+                        let peer_pending = request.pending.unwrap_or(0) as usize;
                         let tasks = if self.comm.stopping {
                             Vec::new()
                         } else {
                             self.rules.answer(driver, message.from, peer_pending, &mut self.comm.rng)
                         };
-                        self.comm.give(message.from, &WorkBatch::new(self.comm.rank, tasks, driver));
+                        let batch = self.batch(driver, tasks);
+                        self.comm.give(message.from, &batch);
                     }
                     WORK => {
-                        let sender_threads = self.comm.take_work(driver, &message.bytes);
-                        self.rules.imported(driver, sender_threads);
+                        let imported = self.comm.take_work(driver, &message.bytes);
+                        self.imported(driver, imported);
                         self.comm.asked = None;
                         self.comm.stats.work_requests_fruitful += 1;
                         self.victims.succeeded();
                     }
                     OFFER => {
-                        let sender_threads = self.comm.take_work(driver, &message.bytes);
-                        self.rules.imported(driver, sender_threads);
+                        let imported = self.comm.take_work(driver, &message.bytes);
+                        self.imported(driver, imported);
                     }
                     _ => {}
                 }
             }
             for (peer, tasks) in self.rules.offers(driver) {
-                self.comm.offer(peer, &WorkBatch::new(self.comm.rank, tasks, driver));
+                let batch = self.batch(driver, tasks);
+                self.comm.offer(peer, &batch);
                 active = true;
             }
             // Decide idleness before collecting completions: anything finished before this point is
@@ -120,13 +129,13 @@ impl StealLoop<'_> {
                 && Instant::now() >= self.retry_at
                 && let Some(victim) = self.victims.pick()
             {
-                let load = if self.rules.requests_carry_load() {
-                    let pending = u32::try_from(driver.queued() + driver.running()).unwrap_or(u32::MAX);
-                    encode(&pending)
-                } else {
-                    Vec::new()
-                };
-                self.comm.ask(victim, load);
+                let pending = self
+                    .rules
+                    .requests_carry_load()
+                    .then(|| u32::try_from(driver.queued() + driver.running()).unwrap_or(u32::MAX));
+                // Out of work, the rank gives its budget away to where work still is.
+                let budget = if idle { self.give_budget(driver, Budget::spare) } else { None };
+                self.comm.ask(victim, &WorkRequest { pending, budget });
             }
             if idle && !self.comm.stopping {
                 self.comm.on_passive();
@@ -143,6 +152,48 @@ impl StealLoop<'_> {
             }
         }
         self.comm.quiesce(forwarder);
-        self.comm.finish_stats(&driver.stats())
+        self.comm.finish_stats(&driver.stats(), &driver.politeness())
+    }
+
+    /// Work for another rank, with half of this rank's budget when there is work to send.
+    fn batch<V: DistributedVisitor>(
+        &mut self,
+        driver: &Driver<'_, '_, '_, V>,
+        tasks: Vec<canopy_engine::remote::RemoteTask<V::Job, V::DirData>>,
+    ) -> WorkBatch<V::Job, V::DirData> {
+        let mut batch = WorkBatch::new(self.comm.rank, tasks, driver);
+        if !batch.tasks.is_empty() {
+            batch.budget = self.give_budget(driver, Budget::half);
+        }
+        batch
+    }
+
+    fn imported<V: DistributedVisitor>(&mut self, driver: &Driver<'_, '_, '_, V>, imported: Imported) {
+        self.receive_budget(driver, imported.budget);
+        self.rules.imported(driver, imported.sender_threads);
+    }
+
+    /// Takes `amount` of this rank's budget out to send; the workers' limits shrink at once.
+    fn give_budget<V: DistributedVisitor>(
+        &mut self,
+        driver: &Driver<'_, '_, '_, V>,
+        amount: fn(&mut Budget) -> Option<BudgetShare>,
+    ) -> Option<BudgetShare> {
+        let budget = self.budget.as_mut()?;
+        let share = amount(budget)?;
+        driver.set_politeness(&budget.limits());
+        Some(share)
+    }
+
+    /// Adds budget another rank gave to what this rank's workers may use.
+    fn receive_budget<V: DistributedVisitor>(
+        &mut self,
+        driver: &Driver<'_, '_, '_, V>,
+        share: Option<BudgetShare>,
+    ) {
+        if let (Some(budget), Some(share)) = (self.budget.as_mut(), share) {
+            budget.receive(share);
+            driver.set_politeness(&budget.limits());
+        }
     }
 }

@@ -11,7 +11,7 @@ mod slots;
 use rate::RateLimit;
 use slots::Slots;
 use std::cell::{Cell, RefCell};
-use std::sync::Arc;
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 /// The limits a walk is given; none by default.
@@ -67,6 +67,11 @@ pub(crate) struct CallLimiter {
     rate: Option<RateLimit>,
     slots: Option<Slots>,
     started: Instant,
+    /// The limits in force (they change when a rank's share moves with its work).
+    current: Mutex<Politeness>,
+    /// Counts the times the rate rose, waking the calls waiting for a slot booked at the old rate.
+    rate_rose: Mutex<u64>,
+    rose: Condvar,
 }
 
 impl CallLimiter {
@@ -77,20 +82,69 @@ impl CallLimiter {
                 rate: limits.max_rate.map(RateLimit::new),
                 slots: limits.max_in_flight.map(Slots::new),
                 started: Instant::now(),
+                current: Mutex::new(*limits),
+                rate_rose: Mutex::new(0),
+                rose: Condvar::new(),
             })
         })
     }
 
+    /// The limits in force.
+    pub(crate) fn limits(&self) -> Politeness {
+        *lock(&self.current)
+    }
+
+    /// Changes the limits in force. Only their values: a limit the walk started without stays absent.
+    pub(crate) fn set(&self, limits: &Politeness) {
+        if let (Some(rate), Some(per_second)) = (&self.rate, limits.max_rate)
+            && rate.set(per_second, self.now_ns())
+        {
+            *lock(&self.rate_rose) += 1;
+            self.rose.notify_all();
+        }
+        if let (Some(slots), Some(capacity)) = (&self.slots, limits.max_in_flight) {
+            slots.set_capacity(capacity);
+        }
+        let mut current = lock(&self.current);
+        current.max_rate = current.max_rate.and(limits.max_rate);
+        current.max_in_flight = current.max_in_flight.and(limits.max_in_flight);
+    }
+
     fn admit<T>(&self, call: impl FnOnce() -> T) -> T {
         if let Some(rate) = &self.rate {
-            let wait = rate.reserve(self.started.elapsed().as_nanos() as u64);
-            if wait > 0 {
-                std::thread::sleep(Duration::from_nanos(wait));
-            }
+            self.wait_for_turn(rate);
         }
         let _slot = self.slots.as_ref().map(Slots::take);
         call()
     }
+
+    /// Takes a slot of the rate and sleeps until it, or until the rate rises and forgets it: then
+    /// takes a new, earlier one.
+    fn wait_for_turn(&self, rate: &RateLimit) {
+        loop {
+            let rises = *lock(&self.rate_rose);
+            let wait = rate.reserve(self.now_ns());
+            if wait == 0 {
+                return;
+            }
+            let rose = lock(&self.rate_rose);
+            let (_rose, sleep) = self
+                .rose
+                .wait_timeout_while(rose, Duration::from_nanos(wait), |now| *now == rises)
+                .unwrap_or_else(|e| e.into_inner());
+            if sleep.timed_out() {
+                return;
+            }
+        }
+    }
+
+    fn now_ns(&self) -> u64 {
+        self.started.elapsed().as_nanos() as u64
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 thread_local! {
@@ -186,6 +240,31 @@ mod tests {
         let _installed = install(limiter);
         assert_eq!(polite(|| polite(|| 7)), 7);
         assert_eq!(polite(|| 8), 8, "the slot was given back");
+    }
+
+    /// A call waiting for a slot booked while the rank's share was small starts as soon as the
+    /// share grows, not an hour later.
+    #[test]
+    fn a_call_waiting_at_a_low_rate_starts_when_the_rate_rises() {
+        let limiter =
+            CallLimiter::new(&Politeness { max_rate: Some(1.0 / 3600.0), max_in_flight: None }).unwrap();
+        let rate = limiter.rate.as_ref().unwrap();
+        let (done, finished) = std::sync::mpsc::channel();
+        let worker = limiter.clone();
+        // Not scoped: if the call is not woken, the test fails without waiting the hour.
+        std::thread::spawn(move || {
+            let _installed = install(Some(worker));
+            polite(|| ()); // the first call goes at once
+            polite(|| ()); // the second has a slot an hour later
+            let _ = done.send(());
+        });
+        // Once the second slot is booked the rate rises.
+        while rate.next_free_ns.load(std::sync::atomic::Ordering::Acquire) < 2 * 3_600_000_000_000 {
+            std::thread::yield_now();
+        }
+        limiter.set(&Politeness { max_rate: Some(1000.0), max_in_flight: None });
+        let started = finished.recv_timeout(Duration::from_secs(60));
+        assert!(started.is_ok(), "the waiting call did not start after the rate rose");
     }
 
     #[test]

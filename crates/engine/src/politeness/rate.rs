@@ -7,17 +7,29 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 pub(crate) struct RateLimit {
-    /// Nanoseconds between two calls.
-    interval_ns: u64,
+    /// Nanoseconds between two calls; a walk's share may change while it runs ([`RateLimit::set`]).
+    interval_ns: AtomicU64,
     /// When the next call may start, in nanoseconds of the limiter's clock.
-    next_free_ns: AtomicU64,
+    pub(super) next_free_ns: AtomicU64,
 }
 
 impl RateLimit {
     /// `per_second` calls a second, at most one every `1e9 / per_second` ns (at least 1 ns).
     pub(crate) fn new(per_second: f64) -> RateLimit {
-        let interval_ns = (1e9 / per_second).round().max(1.0) as u64;
-        RateLimit { interval_ns, next_free_ns: AtomicU64::new(0) }
+        RateLimit { interval_ns: AtomicU64::new(interval_ns(per_second)), next_free_ns: AtomicU64::new(0) }
+    }
+
+    /// From now on `per_second`. A slower rate spaces the slots after those already taken. A
+    /// faster one forgets the taken slots still to come, so that the next call may start one new
+    /// interval from `now_ns`: their callers must take new ones (true is returned), or a rank that
+    /// gets its budget back would wait out the times it booked while it had little.
+    pub(crate) fn set(&self, per_second: f64, now_ns: u64) -> bool {
+        let interval = interval_ns(per_second);
+        let faster = interval < self.interval_ns.swap(interval, Ordering::Relaxed);
+        if faster {
+            self.next_free_ns.fetch_min(now_ns + interval, Ordering::AcqRel);
+        }
+        faster
     }
 
     /// Takes the next free slot for a call wanting to start at `now_ns`; returns how long the caller
@@ -28,7 +40,7 @@ impl RateLimit {
             let slot = next_free.max(now_ns);
             match self.next_free_ns.compare_exchange_weak(
                 next_free,
-                slot + self.interval_ns,
+                slot + self.interval_ns.load(Ordering::Relaxed),
                 Ordering::AcqRel,
                 Ordering::Relaxed,
             ) {
@@ -37,6 +49,10 @@ impl RateLimit {
             }
         }
     }
+}
+
+fn interval_ns(per_second: f64) -> u64 {
+    (1e9 / per_second).round().max(1.0) as u64
 }
 
 #[cfg(test)]
@@ -49,6 +65,29 @@ mod tests {
         let limit = RateLimit::new(1000.0); // 1 ms apart
         let waits: Vec<u64> = (0..5).map(|_| limit.reserve(7_000_000)).collect();
         assert_eq!(waits, [0, 1_000_000, 2_000_000, 3_000_000, 4_000_000]);
+    }
+
+    #[test]
+    fn a_slower_rate_spaces_the_slots_after_those_taken() {
+        let limit = RateLimit::new(1000.0); // 1 ms apart
+        assert_eq!(limit.reserve(0), 0);
+        assert_eq!(limit.reserve(0), 1_000_000);
+        assert!(!limit.set(250.0, 0)); // 4 ms apart from the next slot on
+        assert_eq!(limit.reserve(0), 2_000_000, "the slot booked at the old rate stands");
+        assert_eq!(limit.reserve(0), 6_000_000);
+    }
+
+    #[test]
+    fn a_faster_rate_forgets_the_slots_booked_ahead() {
+        let limit = RateLimit::new(4.0); // 250 ms apart
+        for booked in [0, 250_000_000, 500_000_000] {
+            assert_eq!(limit.reserve(0), booked);
+        }
+        assert!(limit.set(1000.0, 1_000_000));
+        assert_eq!(limit.reserve(1_000_000), 1_000_000, "one new interval after the change, not 750 ms");
+        assert_eq!(limit.reserve(1_000_000), 2_000_000);
+        assert!(!limit.set(1000.0, 1_000_000), "the same rate again changes nothing");
+        assert_eq!(limit.reserve(1_000_000), 3_000_000);
     }
 
     #[test]

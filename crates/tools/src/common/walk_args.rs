@@ -36,7 +36,8 @@ pub struct WalkArgs {
 
     /// Politeness: start at most OPS file-system calls per second (opening and reading
     /// directories, stat, and the tool's own calls per entry: unlink, opening a file to read or
-    /// copy), shared by all threads and, under mpirun/srun, split equally among the ranks. For
+    /// copy), shared by all threads and, under mpirun/srun, by the ranks (equal shares that then
+    /// follow the work: idle ranks give theirs to busy ones). For
     /// scanning a production file system without hurting its users. Default: no limit.
     #[arg(long, value_name = "OPS", value_parser = parse_rate)]
     pub max_rate: Option<f64>,
