@@ -14,6 +14,10 @@
 //! right file with the right data, names removed stay removed), and once the servers settled by
 //! themselves (their outboxes delivered, abandoned links settled by the inode's server) every
 //! link count equals the file's names: the fsck check finds nothing.
+//!
+//! The restart test stops (SIGTERM, then `kill -9`) the server of a directory's metadata object
+//! between creates on another server's partition: the delivery stream from there is broken each
+//! time, and the next create must still be answered only once the directory's new times arrived.
 
 mod common;
 #[path = "crash/storm.rs"]
@@ -28,9 +32,10 @@ use std::time::{Duration, Instant};
 
 use canopy_dirsvc::client::{Client, DirEntry, FileKind};
 use canopy_dirsvc::cluster::ClusterDir;
+use canopy_dirsvc::ids::home_server;
 use canopy_dirsvc::launcher::{ClusterPlan, ServerCommand, init_cluster, spawn_server, wait_ready};
 use canopy_dirsvc::server::{ServerOptions, serve_blocking};
-use common::{check_placement, mkdir_options, owner, settle_splits, sorted_unique};
+use common::{check_placement, mkdir_options, name_where, owner, settle_splits, sorted_unique};
 
 const SERVERS: usize = 3;
 const CREATORS: usize = 4;
@@ -41,6 +46,9 @@ const TESTS: &[Test] = &[
     ("kill_nine_loses_no_acknowledged_create", || Box::pin(kill_nine_loses_no_acknowledged_create())),
     ("kill_nine_during_a_storm_of_links_loses_nothing_and_leaves_no_count_dangling", || {
         Box::pin(storm::kill_nine_during_a_storm_of_links())
+    }),
+    ("a_restarted_directory_server_gets_its_times_on_a_new_delivery_stream", || {
+        Box::pin(a_restarted_directory_server_gets_its_times_on_a_new_delivery_stream())
     }),
 ];
 
@@ -126,6 +134,18 @@ impl Servers {
         let mut child = self.children[index as usize].take().expect("server running");
         child.kill().unwrap(); // SIGKILL
         child.wait().unwrap();
+    }
+
+    /// Stops a server as `canopy dirsvc stop` does (SIGTERM); it must exit within 10 s.
+    async fn terminate(&mut self, index: u32) {
+        let mut child = self.children[index as usize].take().expect("server running");
+        let status = std::process::Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
+        assert!(status.unwrap().success(), "kill -TERM server {index}");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while child.try_wait().unwrap().is_none() {
+            assert!(Instant::now() < deadline, "server {index} did not stop within 10 s of SIGTERM");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
     }
 }
 
@@ -227,4 +247,35 @@ async fn kill_nine_loses_no_acknowledged_create() {
         outcomes.attempted.len(),
         listed.len() - outcomes.acked.len()
     );
+}
+
+async fn a_restarted_directory_server_gets_its_times_on_a_new_delivery_stream() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut servers, client) = Servers::launch(dir.path(), 1_000_000).await;
+    let parent =
+        client.mkdir(client.root(), b"times", mkdir_options(SERVERS as u32, 1_000_000)).await.unwrap();
+    let home = home_server(parent.id);
+    // Creates on a partition of another server: the directory's times travel on its stream.
+    let sender = (home + 1) % SERVERS as u32;
+    let mut step = 0;
+    let mut create_elsewhere = async |what: &str| {
+        let name = name_where(&client, parent.id, sender, true, &format!("s{step}-")).await;
+        step += 1;
+        let before = client.dir_attrs(parent.id).await.unwrap();
+        client.create(parent.id, &name, FileKind::File, owner()).await.unwrap();
+        let after = client.dir_attrs(parent.id).await.unwrap();
+        assert!(
+            after.mtime_ns > before.mtime_ns && after.ctime_ns > before.ctime_ns,
+            "the directory's times moved by the create {what} are not there when it is answered: \
+             {before:?} -> {after:?}"
+        );
+    };
+    create_elsewhere("before any restart").await;
+    create_elsewhere("on the open stream").await;
+    servers.terminate(home).await;
+    servers.start(&client, home).await;
+    create_elsewhere("after SIGTERM and a restart").await;
+    servers.kill_nine(home);
+    servers.start(&client, home).await;
+    create_elsewhere("after kill -9 and a restart").await;
 }

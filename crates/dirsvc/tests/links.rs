@@ -15,7 +15,7 @@ use canopy_dirsvc::proto::repair_request::Action;
 use canopy_dirsvc::proto::{
     AddLinkRequest, Attrs, CreateRequest, Kind, PartitionRef, RepairRequest, SetLinkCount, SettleRequest,
 };
-use common::{TestCluster, mkdir_options, owner};
+use common::{TestCluster, mkdir_options, name_where, owner};
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Channel;
 
@@ -25,17 +25,6 @@ async fn raw(cluster: &TestCluster, server: u32) -> Raw {
     let address = format!("http://{}", cluster.cluster.config.servers[server as usize]);
     let channel = tonic::transport::Endpoint::from_shared(address).unwrap().connect().await.unwrap();
     MetadataClient::new(InterceptedService::new(channel, PresentSecret::new(&cluster.cluster.secret)))
-}
-
-/// A name in `dir` whose partition is on `server` (`on`) or not on it.
-async fn name_where(client: &Client, dir: u64, server: u32, on: bool, prefix: &str) -> Vec<u8> {
-    for i in 0.. {
-        let name = format!("{prefix}{i}");
-        if (client.locate(dir, name.as_bytes()).await.unwrap().server == server) == on {
-            return name.into_bytes();
-        }
-    }
-    unreachable!()
 }
 
 async fn nlink(client: &Client, dir: u64, name: &[u8]) -> u32 {

@@ -1,6 +1,7 @@
 //! Delivery of effects and touches to the other servers (see `effects.rs`): one task per
-//! destination sends the touches queued for it and the outbox's effects in order, retrying until
-//! the destination answers; answers that wait for their effects are released as they arrive.
+//! destination sends the touches queued for it and the outbox's effects in order, each batch a
+//! message on its stream to the destination (`deliver_stream.rs`), retrying until the destination
+//! answers; answers that wait for their effects are released as they arrive.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -9,13 +10,13 @@ use std::time::Duration;
 use fjall::Readable;
 use tokio::sync::{Notify, watch};
 
+use super::deliver_stream::DeliverStream;
 use super::mutation::Mutation;
 use super::store::{self, Store, outbox_key, outbox_prefix};
 use super::writer::Writer;
 use crate::proto::{DeliverRequest, Effect, Touch};
-use crate::transport::RpcClient;
 
-/// Effects sent in one request.
+/// Effects sent in one message.
 const PAGE: usize = 512;
 const MAX_BACKOFF: Duration = Duration::from_secs(2);
 
@@ -120,13 +121,13 @@ impl Outbound {
     pub fn start_delivery(
         self: &Arc<Self>,
         from: u32,
-        peers: Vec<RpcClient>,
+        streams: Vec<DeliverStream>,
         store: Store,
         writer: Writer,
         stopped: watch::Receiver<bool>,
     ) -> store::StoreResult<()> {
         let snapshot = store.snapshot();
-        for (dest, peer) in peers.into_iter().enumerate() {
+        for (dest, stream) in streams.into_iter().enumerate() {
             let Some(link) = self.link(dest as u32) else { continue };
             if let Some(item) = snapshot.prefix(&store.pending, outbox_prefix(Some(dest as u32))).next_back()
             {
@@ -138,7 +139,7 @@ impl Outbound {
                 outbound: Arc::clone(self),
                 from,
                 dest: dest as u32,
-                peer,
+                stream,
                 store: store.clone(),
                 writer: writer.clone(),
                 stopped: stopped.clone(),
@@ -153,7 +154,7 @@ struct Delivery {
     outbound: Arc<Outbound>,
     from: u32,
     dest: u32,
-    peer: RpcClient,
+    stream: DeliverStream,
     store: Store,
     writer: Writer,
     stopped: watch::Receiver<bool>,
@@ -188,8 +189,8 @@ impl Delivery {
                 continue;
             }
             let last = effects.last().map(|e| e.seq);
-            let request = DeliverRequest { from: self.from, effects, touches: touches.clone() };
-            match self.peer.deliver(request).await {
+            let request = DeliverRequest { from: self.from, effects, touches };
+            match self.stream.deliver(&request).await {
                 Ok(_) => {
                     backoff = Duration::from_millis(20);
                     self.link().touches_arrived.send_modify(|a| *a = (*a).max(queued));
@@ -200,7 +201,7 @@ impl Delivery {
                     }
                 }
                 Err(status) => {
-                    self.requeue(&touches);
+                    self.requeue(&request.touches);
                     if backoff >= MAX_BACKOFF {
                         super::log::line(
                             self.from,

@@ -6,6 +6,7 @@ mod attrs;
 pub mod core;
 mod data;
 mod deliver;
+mod deliver_stream;
 mod effects;
 mod entries;
 mod inline;
@@ -34,6 +35,7 @@ use tonic::transport::server::TcpIncoming;
 
 use self::core::{Core, CoreParts};
 use self::deliver::Outbound;
+use self::deliver_stream::DeliverStream;
 use self::inline::InlineIndex;
 use self::open_refs::OpenRefs;
 use self::split::Splitter;
@@ -56,7 +58,8 @@ pub use self::writer::CommitStats;
 /// How long an answer waits for its effects to reach other servers (one that is down gets them
 /// when it is back; the answer goes out meanwhile).
 const EFFECT_WAIT: Duration = Duration::from_secs(1);
-/// How long one delivery to another server may take before it is retried.
+/// How long opening the delivery stream to another server, or an answer on it, may take before
+/// the delivery is retried.
 const DELIVERY_TIMEOUT: Duration = Duration::from_secs(5);
 
 pub struct ServerOptions {
@@ -81,7 +84,8 @@ pub struct RunningServer {
 }
 
 impl RunningServer {
-    /// Stops accepting requests, lets requests in flight finish, and stops splitting.
+    /// Stops accepting requests, lets requests in flight finish, ends the delivery streams other
+    /// servers hold open to it, and stops splitting and delivering.
     pub async fn stop(mut self) -> Result<()> {
         if let Some((stop_serving, stop_splitting)) = self.stop.take() {
             let _ = stop_splitting.send(true);
@@ -128,7 +132,10 @@ pub async fn start(options: &ServerOptions, listener: Option<TcpListener>) -> Re
         .outbound
         .start_delivery(
             index,
-            peers(DELIVERY_TIMEOUT),
+            peers(DELIVERY_TIMEOUT)
+                .into_iter()
+                .map(|peer| DeliverStream::new(peer, DELIVERY_TIMEOUT))
+                .collect(),
             core.store.clone(),
             core.writer.clone(),
             splitting_stopped.clone(),
@@ -142,7 +149,7 @@ pub async fn start(options: &ServerOptions, listener: Option<TcpListener>) -> Re
         peers(REQUEST_TIMEOUT),
         opened.candidates,
         opened.interrupted,
-        splitting_stopped,
+        splitting_stopped.clone(),
     );
 
     let listener = match listener {
@@ -153,7 +160,7 @@ pub async fn start(options: &ServerOptions, listener: Option<TcpListener>) -> Re
     };
     let addr = listener.local_addr().map_err(|e| Error::io(format!("listener address: {e}")))?;
     let service = tonic::service::interceptor::InterceptedService::new(
-        MetadataServer::new(rpc::Service { core: Arc::clone(&core) })
+        MetadataServer::new(rpc::Service { core: Arc::clone(&core), stopped: splitting_stopped })
             .max_decoding_message_size(16 << 20)
             .max_encoding_message_size(16 << 20),
         CheckSecret::new(&options.cluster.secret),

@@ -127,7 +127,8 @@ impl Core {
         Ok(ReadDataReply { data, failure: None })
     }
 
-    /// Effects and touches from another server (`effects.rs`).
+    /// Effects and touches from another server (`effects.rs`): one message of its `Deliver`
+    /// stream (`deliver_stream.rs`).
     pub async fn deliver(&self, request: DeliverRequest) -> Result<DeliverReply, Status> {
         if request.from >= self.servers || request.from == self.index {
             return Err(validate::invalid(format!(

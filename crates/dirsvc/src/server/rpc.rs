@@ -1,15 +1,20 @@
-//! The gRPC face of a server: each method unwraps the request and hands it to `Core`.
+//! The gRPC face of a server: each method unwraps the request and hands it to `Core`; the stream
+//! of deliveries from another server goes to `deliver_stream.rs`.
 
 use std::sync::Arc;
 
-use tonic::{Request, Response, Status};
+use tokio::sync::watch;
+use tonic::{Request, Response, Status, Streaming};
 
 use super::core::Core;
+use super::deliver_stream;
 use crate::proto::metadata_server::Metadata;
 use crate::proto::*;
 
 pub struct Service {
     pub core: Arc<Core>,
+    /// Set when the server stops: it ends the delivery streams other servers hold open to it.
+    pub stopped: watch::Receiver<bool>,
 }
 
 macro_rules! handlers {
@@ -24,6 +29,17 @@ macro_rules! handlers {
 
             async fn ping(&self, _request: Request<PingRequest>) -> Result<Response<PingReply>, Status> {
                 Ok(Response::new(self.core.ping()))
+            }
+
+            type DeliverStream = deliver_stream::Replies;
+
+            async fn deliver(
+                &self,
+                request: Request<Streaming<DeliverRequest>>,
+            ) -> Result<Response<Self::DeliverStream>, Status> {
+                let replies =
+                    deliver_stream::answer(Arc::clone(&self.core), request.into_inner(), self.stopped.clone());
+                Ok(Response::new(replies))
             }
         }
     };
@@ -45,7 +61,6 @@ handlers! {
     partition_stats(DirRequest) -> PartitionStatsReply;
     install_split(InstallSplitRequest) -> Ack;
     merge_bitmap(MergeBitmapRequest) -> DirMetaReply;
-    deliver(DeliverRequest) -> DeliverReply;
     get_objects(ObjectsRequest) -> ObjectsReply;
     set_object_attr(SetObjectAttrRequest) -> ObjectReply;
     close(CloseRequest) -> Ack;

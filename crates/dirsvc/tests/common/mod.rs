@@ -54,6 +54,17 @@ pub fn mkdir_options(initial_partitions: u32, split_threshold: u64) -> MkdirOpti
     }
 }
 
+/// A name in `dir` whose partition is on `server` (`on`) or not on it.
+pub async fn name_where(client: &Client, dir: u64, server: u32, on: bool, prefix: &str) -> Vec<u8> {
+    for i in 0.. {
+        let name = format!("{prefix}{i}");
+        if (client.locate(dir, name.as_bytes()).await.unwrap().server == server) == on {
+            return name.into_bytes();
+        }
+    }
+    unreachable!()
+}
+
 /// Waits until no partition of `dir` has a split in progress.
 pub async fn settle_splits(client: &Client, dir: u64) {
     for _ in 0..500 {
