@@ -11,6 +11,7 @@ mod slots;
 use rate::RateLimit;
 use slots::Slots;
 use std::cell::{Cell, RefCell};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -69,8 +70,10 @@ pub(crate) struct CallLimiter {
     started: Instant,
     /// The limits in force (they change when a rank's share moves with its work).
     current: Mutex<Politeness>,
-    /// Counts the times the rate rose, waking the calls waiting for a slot booked at the old rate.
-    rate_rose: Mutex<u64>,
+    /// Counts the times the rate rose: read without a lock by every call, so that a call waiting
+    /// for a slot booked at the old rate is woken (through `rose`, under `waiting`) to take a new one.
+    rate_rises: AtomicU64,
+    waiting: Mutex<()>,
     rose: Condvar,
 }
 
@@ -83,7 +86,8 @@ impl CallLimiter {
                 slots: limits.max_in_flight.map(Slots::new),
                 started: Instant::now(),
                 current: Mutex::new(*limits),
-                rate_rose: Mutex::new(0),
+                rate_rises: AtomicU64::new(0),
+                waiting: Mutex::new(()),
                 rose: Condvar::new(),
             })
         })
@@ -99,7 +103,9 @@ impl CallLimiter {
         if let (Some(rate), Some(per_second)) = (&self.rate, limits.max_rate)
             && rate.set(per_second, self.now_ns())
         {
-            *lock(&self.rate_rose) += 1;
+            self.rate_rises.fetch_add(1, Ordering::AcqRel);
+            // Taking the lock orders the wake-up after any waiter's check of the count.
+            drop(lock(&self.waiting));
             self.rose.notify_all();
         }
         if let (Some(slots), Some(capacity)) = (&self.slots, limits.max_in_flight) {
@@ -122,15 +128,16 @@ impl CallLimiter {
     /// takes a new, earlier one.
     fn wait_for_turn(&self, rate: &RateLimit) {
         loop {
-            let rises = *lock(&self.rate_rose);
+            let rises = self.rate_rises.load(Ordering::Acquire);
             let wait = rate.reserve(self.now_ns());
             if wait == 0 {
                 return;
             }
-            let rose = lock(&self.rate_rose);
-            let (_rose, sleep) = self
+            let (_waiting, sleep) = self
                 .rose
-                .wait_timeout_while(rose, Duration::from_nanos(wait), |now| *now == rises)
+                .wait_timeout_while(lock(&self.waiting), Duration::from_nanos(wait), |_| {
+                    self.rate_rises.load(Ordering::Acquire) == rises
+                })
                 .unwrap_or_else(|e| e.into_inner());
             if sleep.timed_out() {
                 return;
